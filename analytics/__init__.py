@@ -1,0 +1,1 @@
+"""What SQL should not do alone: statistics, rendering, plots (filled by the benchmark issues)."""

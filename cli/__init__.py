@@ -1,0 +1,1 @@
+"""The `tracewh` command: thin typer wrappers over the library."""

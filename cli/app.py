@@ -1,0 +1,184 @@
+"""`tracewh`: ingest agent-benchmark traces, query them with SQL, export them.
+
+Each command parses flags, calls one library function, and prints. Errors a user
+can fix print one line to stderr and exit non-zero (2 for bad input).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import __version__
+from ..errors import TracewhError
+from ..schema.docs import schema_markdown
+from ..warehouse.api import Warehouse, default_home, default_warehouse
+from .ingest_progress import RichListener, report_table
+from .output import Format, render
+
+app = typer.Typer(
+    help="tracewh: a warehouse for LLM-agent benchmark traces. Events go to Parquet (Delta Lake); "
+    "metrics are DuckDB SQL views. Store: --warehouse DIR, else $TRACEWH_HOME/warehouse "
+    "(TRACEWH_HOME defaults to ~/.tracewh).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+
+WarehouseOpt = Annotated[
+    Optional[Path],
+    typer.Option("--warehouse", "-w", help="Store directory. Default: $TRACEWH_HOME/warehouse, ~/.tracewh/warehouse.",
+                 show_default=False),
+]
+AsOfOpt = Annotated[Optional[int], typer.Option("--as-of", help="Query the store as it was at this version (see `tracewh log`).")]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _open(warehouse: Path | None, version: int | None = None) -> Warehouse:
+    return Warehouse(warehouse or default_warehouse(), version)
+
+
+def _parse_attrs(pairs: list[str]) -> dict[str, str]:
+    attrs = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--attr")
+        attrs[key.strip()] = value
+    return attrs
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Zip archives, directories, .jsonl or .jsonl.gz files.", show_default=False)],
+    attr: Annotated[list[str], typer.Option("--attr", "-a", help="Run attribute a format lacks, key=value (repeatable), e.g. model=gpt-5.4.")] = [],  # noqa: B006
+    warehouse: WarehouseOpt = None,
+    max_line_mb: Annotated[int, typer.Option(help="Refuse records larger than this.")] = 256,
+    max_file_gb: Annotated[int, typer.Option(help="Refuse files that decompress to more than this.")] = 16,
+) -> None:
+    """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
+    from ..ingest.sources import Limits
+
+    wh = _open(warehouse)
+    limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)
+    with RichListener(err) as listener:
+        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener)
+    Console().print(report_table(report))
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over `events` and the views (`tracewh views`); '-' reads stdin.")],
+    format: FormatOpt = Format.table,  # noqa: A002
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Run a SQL query (DuckDB dialect) and print the result."""
+    text = sys.stdin.read() if query == "-" else query
+    result = _open(warehouse, as_of).sql(text)
+    if result is None:
+        raise TracewhError("the statement returned no result; `tracewh sql` is for queries")
+    sys.stdout.write(render(result.to_arrow_table(), format))
+
+
+@app.command()
+def views(warehouse: WarehouseOpt = None) -> None:
+    """List every view with a one-line description and its columns."""
+    console = Console()
+    for view in _open(warehouse).views():
+        console.print(f"[bold]{view.name}[/bold]  {view.description}")
+        console.print("    " + ", ".join(f"{name} [dim]{kind.lower()}[/dim]" for name, kind in view.columns), highlight=False)
+
+
+@app.command()
+def log(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table) -> None:  # noqa: A002
+    """List committed batches: version, time, source, digest, event counts."""
+    import pyarrow as pa
+
+    rows = [{"version": b.version, "time": b.time, "source": b.source, "digest": b.digest[:16],
+             "events": b.events, "duplicates": b.duplicates,
+             "kinds": ", ".join(f"{k} {n}" for k, n in b.kinds.items())} for b in _open(warehouse).log()]
+    if not rows:
+        err.print("no batches committed yet; add some with `tracewh ingest`")
+        return
+    sys.stdout.write(render(pa.Table.from_pylist(rows), format))
+
+
+@app.command("export-events")
+def export_events(
+    out: Annotated[Path, typer.Argument(help="Output file (.jsonl or .jsonl.gz); '-' for stdout.")],
+    run: Annotated[list[str], typer.Option("--run", help="Only this run (repeatable).")] = [],  # noqa: B006
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write events in the native tracewh-events/1 format (ingestable again)."""
+    from ..warehouse.export import export_events as export
+
+    n = export(_open(warehouse, as_of), out, run_ids=run or None)
+    err.print(f"wrote {n} events to {out}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the event schema (columns, kinds, native format) as Markdown."""
+    sys.stdout.write(schema_markdown())
+
+
+@app.command()
+def demo(
+    warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Demo store. Default: $TRACEWH_HOME/demo.", show_default=False)] = None,
+    tasks: Annotated[int, typer.Option(help="Tasks per generated run.")] = 40,
+    seed: Annotated[int, typer.Option(help="Random seed of the generated runs.")] = 7,
+) -> None:
+    """Generate demo runs, ingest them into a demo store, and print headline tables."""
+    from ..demo.agent_runs import write_demo_runs
+    from ..demo.summary import headline_queries
+
+    started = time.perf_counter()
+    root = warehouse or default_home() / "demo"
+    paths = write_demo_runs(root / "runs", tasks=tasks, seed=seed)
+    wh = Warehouse(root / "warehouse")
+    with RichListener(err) as listener:
+        report = wh.ingest(paths, listener=listener)
+    console = Console()
+    console.print(report_table(report))
+    for title, query in headline_queries():
+        console.print(f"\n[bold]{title}[/bold]")
+        sys.stdout.write(render(wh.sql(query).to_arrow_table(), Format.table))
+    console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s.\n"
+                  f"Try: tracewh sql -w {wh.path} \"select * from runs\"", highlight=False)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        print(f"tracewh {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")] = False) -> None:
+    pass
+
+
+def main() -> None:
+    """Entry point. Typer reports usage errors itself; ours become one line and an exit code."""
+    import duckdb
+
+    try:
+        app()
+    except TracewhError as e:
+        _fail("error", e, e.exit_code)
+    except duckdb.Error as e:
+        _fail("SQL error", e, 1)
+
+
+def _fail(label: str, error: Exception, code: int) -> None:
+    err.print(f"[red]{label}:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
+    sys.exit(code)

@@ -1,0 +1,54 @@
+"""Progress bar and summary table for ingest, on the terminal only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.table import Table
+
+from ..ingest.pipeline import IngestReport, Listener, SourceReport
+from ..ingest.sources import Source
+
+
+class RichListener(Listener):
+    """A byte-level bar per source; silent when stderr is not a terminal (CI, pipes)."""
+
+    def __init__(self, console: Console):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                 TransferSpeedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                                 disable=not console.is_terminal)
+        self.task = None
+
+    def __enter__(self) -> RichListener:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def start_source(self, source: Source) -> None:
+        self.task = self.progress.add_task(source.path.name, total=source.stored_bytes)
+
+    def advance(self, stored_bytes: int) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task, stored_bytes)
+
+    def end_source(self, report: SourceReport) -> None:
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+            self.task = None
+
+
+def report_table(report: IngestReport) -> Table:
+    table = Table(title="ingest", title_justify="left")
+    for column in ("source", "format", "records", "added", "duplicates", "version"):
+        table.add_column(column, justify="left" if column in ("source", "format") else "right")
+    for s in report.sources:
+        version = "already ingested" if s.commit.already_ingested else (str(s.commit.version) if s.commit.version is not None else "-")
+        table.add_row(Path(s.source).name, ",".join(sorted(set(s.adapters))) or "-", str(s.read), str(s.commit.added),
+                      str(s.commit.duplicates), version)
+    table.caption = (f"{len(report.sources)} batches: {report.added} events added, {report.duplicates} duplicate events, "
+                     f"{report.already_ingested} batches already ingested")
+    return table

@@ -1,0 +1,1 @@
+"""Built-in generated runs for `tracewh demo` and the tests."""

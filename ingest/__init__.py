@@ -1,0 +1,1 @@
+"""Archive reading, format detection, one adapter per source format, and the ingest pipeline."""

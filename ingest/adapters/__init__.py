@@ -1,0 +1,15 @@
+"""One module per source format. Each turns a data file's raw records into events.
+
+An adapter has a `name`, `sniff(file, first)` (does this file look like mine? `first`
+is its first JSON record, or None) and `events(file, ctx)` yielding
+(line_or_record_number, event_dict) pairs whose keys are schema column names.
+The pipeline fills ids, batch, source and defaults, and validates every event.
+"""
+
+from __future__ import annotations
+
+from . import native
+
+ADAPTERS = (native,)
+
+__all__ = ["ADAPTERS"]

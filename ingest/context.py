@@ -1,0 +1,15 @@
+"""What an adapter may know about the batch it is reading for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .jsonlines import Progress, no_progress
+from .sources import Limits
+
+
+@dataclass
+class AdapterContext:
+    limits: Limits = field(default_factory=Limits)
+    attrs: dict[str, str] = field(default_factory=dict)  # from `ingest --attr key=value`
+    progress: Progress = no_progress  # stored bytes consumed

@@ -1,0 +1,60 @@
+"""Read JSON records from a data file, one at a time, with errors that name file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+
+from ..errors import BadInputError
+from .sources import SourceFile
+
+Progress = Callable[[int], None]  # called with stored bytes consumed since the last call
+
+
+def no_progress(_: int) -> None:
+    pass
+
+
+def parse_record(line: bytes, file: SourceFile, line_no: int) -> dict[str, Any]:
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as u:
+            raise BadInputError(file.display, f"not valid UTF-8 (byte {u.start} of the line)", line=line_no) from None
+        raise BadInputError(file.display, f"invalid JSON: {e}", line=line_no) from None
+    if not isinstance(record, dict):
+        raise BadInputError(file.display, f"expected a JSON object, got {type(record).__name__}", line=line_no)
+    return record
+
+
+def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_progress) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every non-blank line; 1-based line numbers."""
+    scale = file.stored_bytes / file.plain_bytes if file.plain_bytes else 1.0
+    reported = 0
+    with file.open() as stream:
+        line_no = 0
+        while line := stream.readline(max_line_bytes + 1):
+            line_no += 1
+            if len(line) > max_line_bytes:
+                raise BadInputError(file.display, f"record longer than the {max_line_bytes}-byte limit", line=line_no)
+            step = min(int(len(line) * scale), file.stored_bytes - reported)
+            reported += step
+            progress(step)
+            if line.strip():
+                yield line_no, parse_record(line, file, line_no)
+    progress(file.stored_bytes - reported)
+
+
+def first_record(file: SourceFile, max_line_bytes: int) -> dict[str, Any] | None:
+    """The first record of a JSON-lines file, or None when the file does not start like one."""
+    with file.open() as stream:
+        line = stream.readline(min(max_line_bytes, 1 << 20) + 1)
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None

@@ -1,0 +1,195 @@
+"""Turn the paths a user names into sources (one batch each) of data files, safely.
+
+A source is one zip, one file, or one directory. Reading is streamed: nothing here
+holds a whole archive or file in memory. Archives are checked before a byte is
+parsed: entries escaping the archive, absurd compression ratios and oversized
+members are refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from ..errors import BadInputError
+
+DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz", ".eval")
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Guards against hostile or broken input; all overridable from the CLI."""
+
+    max_member_bytes: int = 16 << 30  # one decompressed file
+    max_line_bytes: int = 256 << 20  # one JSON record
+    max_ratio: float = 200.0  # decompressed / compressed, for members above min_ratio_bytes
+    min_ratio_bytes: int = 8 << 20
+
+
+@dataclass
+class SourceFile:
+    """One data file of a source; `open()` gives a fresh decompressed binary stream."""
+
+    name: str  # path inside the source, '/'-separated
+    display: str  # how errors name it, e.g. runs.zip!logs/a.jsonl
+    stored_bytes: int  # bytes as stored (compressed), for progress
+    open: Callable[[], BinaryIO]
+    plain_bytes: int | None = None  # decompressed size when known, to scale progress
+
+
+@dataclass
+class Source:
+    """One batch to ingest: its display name, content digest and data files."""
+
+    path: Path
+    kind: str  # zip | file | directory
+    digest: str
+    files: list[SourceFile]
+    skipped: list[str]  # names present but not data files (README, LICENSE, ...)
+
+    @property
+    def stored_bytes(self) -> int:
+        return sum(f.stored_bytes for f in self.files)
+
+
+def is_data_file(name: str) -> bool:
+    return name.lower().endswith(DATA_SUFFIXES)
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def expand(paths: list[Path], limits: Limits = Limits()) -> Iterator[Source]:
+    """Sources in the order given; a directory's zips become sources of their own."""
+    for path in paths:
+        if not path.exists():
+            raise BadInputError(str(path), "no such file or directory")
+        if path.is_dir():
+            yield from _directory_sources(path, limits)
+        elif path.suffix.lower() == ".zip":
+            yield open_zip(path, limits)
+        else:
+            yield _file_source(path, limits)
+
+
+def _file_source(path: Path, limits: Limits) -> Source:
+    if not is_data_file(path.name):
+        raise BadInputError(str(path), f"not a supported input (expected .zip or one of {', '.join(DATA_SUFFIXES)})")
+    return Source(path, "file", file_digest(path), [_local_file(path, path.name, str(path), limits)], [])
+
+
+def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
+    files, skipped, zips = [], [], []
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = p.relative_to(root).as_posix()
+        if p.suffix.lower() == ".zip":
+            zips.append(p)
+        elif is_data_file(p.name):
+            files.append(_local_file(p, rel, f"{root}/{rel}", limits))
+        else:
+            skipped.append(rel)
+    if files:
+        h = hashlib.sha256()
+        for f, p in zip(files, (root / f.name for f in files)):
+            h.update(f"{f.name}\0{file_digest(p)}\n".encode())
+        yield Source(root, "directory", h.hexdigest(), files, skipped)
+    for z in zips:
+        yield open_zip(z, limits)
+
+
+def _local_file(path: Path, name: str, display: str, limits: Limits) -> SourceFile:
+    size = path.stat().st_size
+    if name.lower().endswith(".gz"):
+        opener = lambda: _capped(gzip.open(path, "rb"), limits.max_member_bytes, display)  # noqa: E731
+    else:
+        if size > limits.max_member_bytes:
+            raise BadInputError(display, f"file is {size} bytes, over the {limits.max_member_bytes}-byte limit")
+        opener = lambda: open(path, "rb")  # noqa: E731
+    return SourceFile(name, display, size, opener, None if name.lower().endswith(".gz") else size)
+
+
+def open_zip(path: Path, limits: Limits) -> Source:
+    try:
+        archive = zipfile.ZipFile(path)
+        members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
+    files, skipped = [], []
+    for info in members:
+        if info.is_dir():
+            continue
+        _check_member(path, info, limits)
+        if is_data_file(info.filename):
+            files.append(_zip_member(archive, path, info, limits))
+        else:
+            skipped.append(info.filename)
+    return Source(path, "zip", file_digest(path), files, skipped)
+
+
+def _check_member(path: Path, info: zipfile.ZipInfo, limits: Limits) -> None:
+    display = f"{path}!{info.filename}"
+    name = PurePosixPath(info.filename.replace("\\", "/"))
+    if name.is_absolute() or ".." in name.parts or ":" in info.filename:
+        raise BadInputError(display, "zip entry escapes the archive (absolute path or '..'); refusing the archive")
+    if info.file_size > limits.max_member_bytes:
+        raise BadInputError(display, f"entry is {info.file_size} bytes decompressed, over the {limits.max_member_bytes}-byte limit")
+    ratio = info.file_size / max(info.compress_size, 1)
+    if info.file_size > limits.min_ratio_bytes and ratio > limits.max_ratio:
+        raise BadInputError(display, f"compression ratio {ratio:.0f}:1 exceeds {limits.max_ratio:.0f}:1 (zip bomb?); refusing the archive")
+
+
+def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, limits: Limits) -> SourceFile:
+    display = f"{path}!{info.filename}"
+
+    def opener() -> BinaryIO:
+        stream: BinaryIO = archive.open(info)
+        if info.filename.lower().endswith(".gz"):
+            stream = gzip.GzipFile(fileobj=stream)  # type: ignore[assignment]
+        return _capped(stream, limits.max_member_bytes, display)
+
+    plain = None if info.filename.lower().endswith(".gz") else info.file_size
+    return SourceFile(info.filename, display, info.compress_size, opener, plain)
+
+
+class _CappedReader(io.RawIOBase):
+    """Decompressed bytes with a hard cap, and decoder failures named by file."""
+
+    def __init__(self, raw: BinaryIO, cap: int, display: str):
+        self.raw, self.cap, self.display, self.count = raw, cap, display, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        try:
+            data = self.raw.read(len(buffer))
+        except (zipfile.BadZipFile, zlib.error, gzip.BadGzipFile, EOFError, OSError) as e:
+            raise BadInputError(self.display, f"corrupt or truncated data: {e}") from None
+        self.count += len(data)
+        if self.count > self.cap:
+            raise BadInputError(self.display, f"decompresses to more than the {self.cap}-byte limit")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def _capped(raw: BinaryIO, cap: int, display: str) -> BinaryIO:
+    return io.BufferedReader(_CappedReader(raw, cap, display), CHUNK)  # type: ignore[return-value]

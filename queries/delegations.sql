@@ -1,0 +1,16 @@
+-- One row per hand-off of work from one agent or model to another.
+--
+-- `agent`/`model` delegate; `to_agent`/`to_model` receive. The receiver's own events
+-- carry parent_span_id = this row's span_id, so they roll up to the delegation.
+CREATE OR REPLACE VIEW delegations AS
+SELECT
+    event_id, run_id, benchmark, seq, ts, task_id, subtask, agent, model,
+    trace_id, span_id, parent_span_id,
+    payload ->> '$.to_agent' AS to_agent,
+    payload ->> '$.to_model' AS to_model,
+    TRY_CAST(payload ->> '$.depth' AS INTEGER) AS depth,
+    payload ->> '$.status' AS status,
+    cost_usd, latency_s,
+    payload
+FROM events
+WHERE kind = 'delegation';

@@ -1,0 +1,62 @@
+"""The view registry: every `queries/*.sql` file is one view, registered in dependency order.
+
+A view file is plain DuckDB SQL a researcher can paste into a DuckDB shell:
+a comment block whose first line is the one-line description, then one
+`CREATE OR REPLACE VIEW name AS ...` statement. sqlglot reads the name and the
+relations each view reads, so files need no hand-kept order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+QUERIES_DIR = Path(__file__).parent
+# Defined by the warehouse connection, not by a file: the committed Parquet files.
+SOURCE_RELATIONS = frozenset({"events_raw"})
+
+
+@dataclass(frozen=True)
+class ViewDef:
+    name: str
+    description: str
+    sql: str
+    path: Path
+    depends: frozenset[str]
+
+
+def _description(sql: str, path: Path) -> str:
+    for line in sql.splitlines():
+        if line.startswith("--"):
+            return line.lstrip("-").strip()
+    raise ValueError(f"{path.name}: a view file starts with a '-- one-line description' comment")
+
+
+def parse_view(path: Path) -> ViewDef:
+    sql = path.read_text()
+    statement = sqlglot.parse_one(sql, read="duckdb")
+    if not isinstance(statement, exp.Create) or statement.kind != "VIEW":
+        raise ValueError(f"{path.name}: expected one CREATE VIEW statement")
+    name = statement.this.name
+    if name != path.stem:
+        raise ValueError(f"{path.name}: defines view {name!r}; a file is named after its view")
+    ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
+    reads = {t.name for t in statement.expression.find_all(exp.Table)} - ctes - {name}
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads))
+
+
+@cache
+def load_views() -> tuple[ViewDef, ...]:
+    """All views, each after the views it reads."""
+    views = {v.name: v for v in map(parse_view, sorted(QUERIES_DIR.glob("*.sql")))}
+    graph = {name: {d for d in v.depends if d in views} for name, v in views.items()}
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as e:
+        raise ValueError(f"views read each other in a cycle: {e.args[1]}") from None
+    return tuple(views[name] for name in order)

@@ -1,0 +1,48 @@
+-- One row per run: its attributes, totals (events, LLM calls, tokens, cost) and first/last time.
+--
+-- attrs merges the payloads of the run's run_attrs events (later ones win on a key).
+-- model: the `model` attribute when given, else the model of most LLM calls.
+CREATE OR REPLACE VIEW runs AS
+WITH attrs AS (
+    SELECT
+        run_id,
+        list_reduce(
+            list(payload::JSON ORDER BY ts NULLS FIRST, seq, event_id),
+            lambda a, b: json_merge_patch(a, b)
+        ) AS attrs
+    FROM events
+    WHERE kind = 'run_attrs'
+    GROUP BY run_id
+),
+totals AS (
+    SELECT
+        run_id,
+        any_value(benchmark) AS benchmark,
+        mode(model) FILTER (WHERE kind = 'llm_call') AS llm_model,
+        count(*) AS n_events,
+        count(DISTINCT task_id) AS n_tasks,
+        count(*) FILTER (WHERE kind = 'llm_call') AS n_llm_calls,
+        count(*) FILTER (WHERE kind = 'tool_call') AS n_tool_calls,
+        count(*) FILTER (WHERE kind = 'delegation') AS n_delegations,
+        coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
+        coalesce(sum(completion_tokens), 0)::BIGINT AS completion_tokens,
+        coalesce(sum(reasoning_tokens), 0)::BIGINT AS reasoning_tokens,
+        coalesce(sum(cached_tokens), 0)::BIGINT AS cached_tokens,
+        coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) AS cost_usd,
+        min(ts) FILTER (WHERE kind <> 'run_attrs') AS first_ts,
+        max(ts) FILTER (WHERE kind <> 'run_attrs') AS last_ts
+    FROM events
+    GROUP BY run_id
+)
+SELECT
+    t.run_id,
+    t.benchmark,
+    coalesce(a.attrs ->> '$.model', t.llm_model) AS model,
+    coalesce(a.attrs, '{}'::JSON) AS attrs,
+    t.n_events, t.n_tasks, t.n_llm_calls, t.n_tool_calls, t.n_delegations,
+    t.prompt_tokens, t.completion_tokens, t.reasoning_tokens, t.cached_tokens,
+    t.prompt_tokens + t.completion_tokens AS total_tokens,
+    t.cost_usd,
+    t.first_ts, t.last_ts
+FROM totals AS t
+LEFT JOIN attrs AS a USING (run_id);

@@ -1,0 +1,100 @@
+"""The event contract: the envelope every event shares, its typed columns, and the kinds.
+
+Column names here are a public contract (DESIGN.md): users, docs, views and other
+tools query them by name. Add columns; never rename or retype one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+NATIVE_FORMAT = "tracewh-events/1"
+
+# Delta partition columns: a view over one benchmark or one kind reads only its folders.
+PARTITION_COLUMNS = ("benchmark", "kind")
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    doc: str
+    required: bool = False  # must be non-null in every stored event
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("event_id", pa.string(), "Deterministic id: same source content gives the same id.", True),
+    Column("batch_id", pa.string(), "The ingest batch (one archive, file or directory) that first stored the event.", True),
+    Column("run_id", pa.string(), "One harness invocation: one model x condition x task set.", True),
+    Column("benchmark", pa.string(), "Benchmark family, lowercase (delegate52, entcollabbench, decisionbench, tau, bfcl, custom, ...). Partition column.", True),
+    Column("kind", pa.string(), "What happened; one of the kinds below. Partition column.", True),
+    Column("seq", pa.int64(), "Order of the event within its run.", True),
+    Column("ts", TIMESTAMP, "When it happened (UTC, microseconds); null when the source has no time."),
+    Column("task_id", pa.string(), "Task within the run."),
+    Column("subtask", pa.string(), "Subtask or step within the task."),
+    Column("agent", pa.string(), "Acting agent or role."),
+    Column("model", pa.string(), "Model that acted (as the source names it)."),
+    Column("trace_id", pa.string(), "OpenTelemetry-style trace id: all spans of one task share it."),
+    Column("span_id", pa.string(), "This event's span."),
+    Column("parent_span_id", pa.string(), "The enclosing span (e.g. the delegation a peer call belongs to)."),
+    Column("schema_version", pa.int32(), "Version of this contract the event was written under.", True),
+    Column("prompt_tokens", pa.int64(), "Input tokens of an LLM call."),
+    Column("completion_tokens", pa.int64(), "Output tokens of an LLM call (including reasoning where the provider counts it so)."),
+    Column("reasoning_tokens", pa.int64(), "Reasoning tokens of an LLM call."),
+    Column("cached_tokens", pa.int64(), "Prompt tokens served from cache."),
+    Column("cost_usd", pa.float64(), "Cost in US dollars."),
+    Column("latency_s", pa.float64(), "Wall time in seconds."),
+    Column("finish_reason", pa.string(), "Why the model stopped (stop, length, tool_calls, ...)."),
+    Column("tool_name", pa.string(), "Tool called or answered."),
+    Column("score", pa.float64(), "A score in [0, 1] (score and judgment events)."),
+    Column("payload", pa.string(), "Everything else, as a JSON object (text)."),
+    Column("supersedes", pa.string(), "event_id of an earlier event this one corrects; views read the latest."),
+    Column("source", pa.string(), "Where the event came from: file inside the batch and line."),
+)
+
+COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
+
+ARROW_SCHEMA = pa.schema([pa.field(c.name, c.type, nullable=not c.required) for c in COLUMNS])
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    doc: str
+    payload: dict[str, str]  # conventional payload keys the views read
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("run_started", "A run began.", {"attrs": "run attributes declared by the source"}),
+    Kind("run_attrs", "Attributes attached to a run, by the source or by `ingest --attr key=value`; the `runs` view merges them, later batches winning.", {"*": "one key per attribute"}),
+    Kind("run_finished", "A run ended.", {"status": "ok | error | aborted"}),
+    Kind("task_started", "A task began.", {"instruction": "task text, when captured"}),
+    Kind("task_finished", "A task ended.", {"status": "ok | error | timeout | skipped"}),
+    Kind("llm_call", "One request to a model.", {"provider": "openai, anthropic, ...", "request_id": "provider request id", "tool_calls": "tools the model asked for", "error": "error type/status when the call failed"}),
+    Kind("tool_call", "An agent called a tool.", {"arguments": "tool arguments (object)", "server": "MCP server or tool host"}),
+    Kind("tool_result", "A tool answered.", {"status": "ok | error", "result": "result text or object"}),
+    Kind("delegation", "An agent handed work to another agent or model.", {"to_agent": "receiving agent", "to_model": "receiving model", "depth": "delegation depth (1 = first level)", "status": "ok | error | refused", "message": "what was asked"}),
+    Kind("message", "A message between agents, users or models.", {"role": "user | assistant | system | tool", "text": "content, when captured"}),
+    Kind("state_snapshot", "A snapshot of environment state (a document, a database table).", {"service": "service/database", "table": "table name"}),
+    Kind("state_diff", "One changed row/field between two states.", {"service": "service/database", "table": "table", "key": "row key", "op": "insert | delete | update", "field": "field", "before": "old value", "after": "new value"}),
+    Kind("score", "A metric value for a step, task or run (`score` column in [0, 1]).", {"metric": "what was scored", "error": "evaluator error, if any"}),
+    Kind("judgment", "A judge's verdict (`score` column: 1 pass, 0 fail).", {"judge": "judge id", "verdict": "pass | fail | label", "votes": "individual votes"}),
+    Kind("decision", "A decision an agent made (approve/reject, model chosen, ...).", {"label": "the decision", "rationale": "why"}),
+    Kind("registry", "Reference data shipped with a run: model pool, permission maps, prices.", {"name": "which registry", "entries": "its content"}),
+    Kind("error", "A failure the harness recorded that belongs to no other kind.", {"type": "error type", "message": "text"}),
+)
+
+KIND_NAMES = frozenset(k.name for k in KINDS)
+
+
+def event_id(*parts: object) -> str:
+    """A deterministic 128-bit id from the parts that locate a record in its source."""
+    text = "\x1f".join(str(p) for p in parts)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

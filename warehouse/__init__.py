@@ -1,0 +1,1 @@
+"""The append-only store and the DuckDB connection that exposes every view."""

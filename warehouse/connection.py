@@ -1,0 +1,34 @@
+"""A DuckDB connection over the store's committed files, with every view registered."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from ..queries.registry import load_views
+from ..schema import ARROW_SCHEMA, COLUMN_NAMES
+from .sqltext import literal_list
+from .store import Store
+
+
+def connect(store: Store, version: int | None = None, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    """Connection where `events_raw` is the store as of `version` (default: latest)."""
+    con = duckdb.connect(database)
+    define_events_raw(con, store.files(version))
+    for view in load_views():
+        con.execute(view.sql)
+    return con
+
+
+def define_events_raw(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    # Only files the Delta log lists are read, so a batch being written (or left by a
+    # crashed writer) is invisible. Partition values come back as text, never guessed.
+    columns = ", ".join(COLUMN_NAMES)
+    if files:
+        con.execute(
+            f"CREATE OR REPLACE VIEW events_raw AS SELECT {columns} FROM read_parquet({literal_list(files)}, "
+            "hive_partitioning = true, hive_types_autocast = false, union_by_name = true)"
+        )
+    else:
+        con.register("events_raw_empty", pa.Table.from_batches([], ARROW_SCHEMA))
+        con.execute(f"CREATE OR REPLACE VIEW events_raw AS SELECT {columns} FROM events_raw_empty")
