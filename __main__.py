@@ -1,0 +1,5 @@
+"""`python -m tracewh` runs the CLI."""
+
+from .cli.app import main
+
+main()

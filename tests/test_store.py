@@ -1,0 +1,108 @@
+"""The store: time travel, a log of batches, files other engines read, concurrent writers, crashes."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import polars as pl
+from helpers import llm_call, store_version, tracewh, write_native, write_zip
+
+import tracewh as tw
+from tracewh.demo.agent_runs import write_demo_runs
+from tracewh.schema.native import dumps_event, header
+
+
+def _batch(tmp_path: Path, name: str, n: int) -> Path:
+    return write_native(tmp_path / f"{name}.jsonl", [llm_call(name, i, prompt_tokens=i) for i in range(n)])
+
+
+def test_as_of_queries_the_store_as_it_was(tmp_path, wh):
+    tracewh("ingest", _batch(tmp_path, "a", 3), "-w", wh, check=True)
+    tracewh("ingest", _batch(tmp_path, "b", 4), "-w", wh, check=True)
+    now = tracewh("sql", "select count(*) as n from events", "-w", wh, "-f", "csv", check=True)
+    then = tracewh("sql", "select count(*) as n from events", "-w", wh, "-f", "csv", "--as-of", "1", check=True)
+    empty = tracewh("sql", "select count(*) as n from events", "-w", wh, "-f", "csv", "--as-of", "0", check=True)
+    assert (now.out, then.out, empty.out) == ("n\n7\n", "n\n3\n", "n\n0\n")
+    missing = tracewh("sql", "select 1", "-w", wh, "--as-of", "9")
+    assert missing.code == 1 and "version 9 does not exist" in missing.err
+
+
+def test_log_lists_committed_batches(tmp_path, wh):
+    tracewh("ingest", _batch(tmp_path, "a", 3), "-w", wh, check=True)
+    tracewh("ingest", _batch(tmp_path, "b", 4), "-w", wh, check=True)
+    rows = pl.read_csv(tracewh("log", "-w", wh, "-f", "csv", check=True).out.encode())
+    assert rows["version"].to_list() == [1, 2]
+    assert rows["events"].to_list() == [3, 4]
+    assert [Path(s).name for s in rows["source"]] == ["a.jsonl", "b.jsonl"]
+    assert rows["kinds"].to_list() == ["llm_call 3", "llm_call 4"]
+    assert all(len(d) == 16 for d in rows["digest"])
+
+
+def test_parquet_is_readable_without_tracewh(tmp_path, wh):
+    tracewh("ingest", *write_demo_runs(tmp_path / "runs", tasks=5), "-w", wh, check=True)
+    expected = tw.open(wh).sql("select count(*) from events").fetchall()[0][0]
+    files = str(wh / "events" / "**" / "*.parquet")
+
+    by_duckdb = duckdb.read_parquet(files, hive_partitioning=True).aggregate("count(*)").fetchall()[0][0]
+    frame = pl.scan_parquet(files, hive_partitioning=True).select(pl.len(), pl.col("kind").n_unique()).collect()
+    by_delta = pl.scan_delta(str(wh / "events")).select(pl.len()).collect().item()
+    assert by_duckdb == frame.item(0, 0) == by_delta == expected
+    assert frame.item(0, 1) == 10  # kind comes back from the hive partition folders
+    assert all(p.name.endswith(".zstd.parquet") for p in (wh / "events").rglob("*.parquet"))
+
+
+def test_two_concurrent_ingests_both_land(tmp_path, wh):
+    a, b = _batch(tmp_path, "a", 2000), _batch(tmp_path, "b", 3000)
+    cmd = [sys.executable, "-m", "tracewh", "ingest", "-w", str(wh)]
+    procs = [subprocess.Popen(cmd + [str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in (a, b, a)]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert codes == [0, 0, 0], [p.stderr.read() for p in procs]
+    assert store_version(wh) == 2  # the repeated archive landed once
+    assert tw.open(wh).sql("select run_id, count(*) from events group by 1 order by 1").fetchall() == [
+        ("a", 2000), ("b", 3000)]
+
+
+def _big_archive(path: Path, n: int) -> Path:
+    lines = header() + b"".join(
+        dumps_event(llm_call(f"run{i % 7}", i, prompt_tokens=i, payload={"text": "lorem ipsum " * 20}))
+        for i in range(n))
+    return write_zip(path, {"events.jsonl": lines})
+
+
+def test_a_killed_ingest_leaves_the_store_before_or_after(tmp_path):
+    """kill -9 at random instants: the store is always exactly the before or the after state."""
+    base = tmp_path / "base"
+    tracewh("ingest", _batch(tmp_path, "seed", 10), "-w", base, check=True)
+    archive = _big_archive(tmp_path / "big.zip", 60_000)
+    started = time.perf_counter()
+    tracewh("ingest", archive, "-w", tmp_path / "timing", check=True)
+    full = time.perf_counter() - started
+
+    rng = random.Random(20261122)
+    outcomes = []
+    for trial in range(24):
+        wh = tmp_path / f"trial{trial}"
+        shutil.copytree(base, wh)
+        proc = subprocess.Popen([sys.executable, "-m", "tracewh", "ingest", str(archive), "-w", str(wh)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.2, full * 1.05))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        counts = tw.open(wh).sql("select count(*), count(distinct event_id) from events").fetchall()[0]
+        version = store_version(wh)
+        assert (version, counts) in [(1, (10, 10)), (2, (60_010, 60_010))], f"trial {trial}: {version} {counts}"
+        outcomes.append(version)
+        if trial % 6 == 0:  # a later ingest cleans up after the dead writer and completes
+            tracewh("ingest", archive, "-w", wh, check=True)
+            assert tw.open(wh).sql("select count(*) from events").fetchall() == [(60_010,)]
+            committed = {os.path.normpath(f) for f in tw.open(wh).store.files()}
+            assert {os.path.normpath(p) for p in (wh / "events").rglob("*.parquet")} == committed
+    assert outcomes.count(1) >= 3, "too few kills landed before the commit to test anything"
