@@ -8,6 +8,7 @@
 
 __version__ = "0.1.0"
 
-from .warehouse.api import Warehouse, default_home, default_warehouse, open  # noqa: E402
+from .paths import default_home, default_warehouse  # noqa: E402
+from .warehouse.api import Warehouse, open  # noqa: E402
 
 __all__ = ["Warehouse", "__version__", "default_home", "default_warehouse", "open"]

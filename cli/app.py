@@ -18,7 +18,8 @@ from rich.markup import escape
 from .. import __version__
 from ..errors import TracewhError
 from ..schema.docs import schema_markdown
-from ..warehouse.api import Warehouse, default_home, default_warehouse
+from ..paths import default_home, default_warehouse
+from ..warehouse.api import Warehouse
 from .ingest_progress import RichListener, report_table
 from .output import Format, render
 
@@ -62,14 +63,21 @@ def ingest(
     warehouse: WarehouseOpt = None,
     max_line_mb: Annotated[int, typer.Option(help="Refuse records larger than this.")] = 256,
     max_file_gb: Annotated[int, typer.Option(help="Refuse files that decompress to more than this.")] = 16,
+    prices: Annotated[Optional[Path], typer.Option(help="Model price file (JSON) for logs without costs. "
+                                                   "Default: $TRACEWH_HOME/prices.json if present, else built-in prices.",
+                                                   show_default=False)] = None,
 ) -> None:
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
+    from ..ingest.prices import PriceRegistry
     from ..ingest.sources import Limits
 
+    if prices is not None and not prices.exists():
+        raise typer.BadParameter(f"{prices} does not exist", param_hint="--prices")
     wh = _open(warehouse)
     limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)
+    registry = PriceRegistry.load(prices)
     with RichListener(err) as listener:
-        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener)
+        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener, prices=registry)
     Console().print(report_table(report))
 
 
@@ -102,7 +110,7 @@ def log(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table) -> Non
     """List committed batches: version, time, source, digest, event counts."""
     import pyarrow as pa
 
-    rows = [{"version": b.version, "time": b.time, "source": b.source, "digest": b.digest[:16],
+    rows = [{"version": b.version, "time": b.time, "source": b.source, "format": b.adapters, "digest": b.digest[:16],
              "events": b.events, "duplicates": b.duplicates,
              "kinds": ", ".join(f"{k} {n}" for k, n in b.kinds.items())} for b in _open(warehouse).log()]
     if not rows:

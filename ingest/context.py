@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .jsonlines import Progress, no_progress
+from .prices import PriceRegistry
 from .sources import Limits
 
 
@@ -13,3 +14,4 @@ class AdapterContext:
     limits: Limits = field(default_factory=Limits)
     attrs: dict[str, str] = field(default_factory=dict)  # from `ingest --attr key=value`
     progress: Progress = no_progress  # stored bytes consumed
+    prices: PriceRegistry = field(default_factory=PriceRegistry)  # cost where a log has none

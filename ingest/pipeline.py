@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from ..schema import ARROW_SCHEMA, event_id
 from ..warehouse.store import CommitResult, Store
 from .context import AdapterContext
 from .detect import detect
+from .prices import PriceRegistry
 from .rows import ColumnBuffer, Where, convert
 from .sources import Limits, Source, SourceFile, expand
 
@@ -67,25 +68,27 @@ class Listener:
 
 
 def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = None, *,
-           limits: Limits = Limits(), listener: Listener | None = None) -> IngestReport:
+           limits: Limits = Limits(), listener: Listener | None = None,
+           prices: PriceRegistry | None = None) -> IngestReport:
     """Ingest every source named by `paths`; each commits atomically or not at all."""
     listener = listener or Listener()
+    prices = prices or PriceRegistry.load()
     report = IngestReport()
     for source in expand(list(paths), limits):
         listener.start_source(source)
-        result = ingest_source(store, source, attrs or {}, limits, listener.advance)
+        ctx = AdapterContext(limits, attrs or {}, listener.advance, prices)
+        result = ingest_source(store, source, ctx)
         report.sources.append(result)
         listener.end_source(result)
     return report
 
 
-def ingest_source(store: Store, source: Source, attrs: dict[str, str], limits: Limits,
-                  progress: Callable[[int], None]) -> SourceReport:
+def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
+    attrs = ctx.attrs
     key = batch_key(source.digest, attrs)
     if store.find_batch(key) is not None:  # cheap early exit; commit() checks again under the lock
         return SourceReport(str(source.path), source.digest, [], 0, CommitResult(None, 0, 0, already_ingested=True))
     batch_id = "b" + source.digest[:24]
-    ctx = AdapterContext(limits, attrs, progress)
     with store.staging() as staged:
         writer = StagingWriter(staged, source.digest, batch_id, attrs)
         adapters = [_stage_file(writer, file, ctx) for file in source.files]

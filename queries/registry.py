@@ -39,7 +39,10 @@ def _description(sql: str, path: Path) -> str:
 
 def parse_view(path: Path) -> ViewDef:
     sql = path.read_text()
-    statement = sqlglot.parse_one(sql, read="duckdb")
+    try:
+        statement = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.ParseError as e:
+        raise ValueError(f"{path.name}: {e}") from None
     if not isinstance(statement, exp.Create) or statement.kind != "VIEW":
         raise ValueError(f"{path.name}: expected one CREATE VIEW statement")
     name = statement.this.name

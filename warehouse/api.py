@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from ..paths import default_warehouse
 from ..queries.registry import load_views
 from .connection import connect
 from .store import Batch, Store
-
-
-def default_home() -> Path:
-    """$TRACEWH_HOME, else ~/.tracewh: holds the warehouse, the demo and the capture spool."""
-    return Path(os.environ.get("TRACEWH_HOME") or Path.home() / ".tracewh")
-
-
-def default_warehouse() -> Path:
-    return default_home() / "warehouse"
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class Batch:
     source: str
     digest: str  # of the source content
     key: str  # digest + attrs: what makes a re-ingest a repeat
+    adapters: str  # formats read, comma-separated
     events: int
     duplicates: int
     kinds: dict[str, int] = field(default_factory=dict)
@@ -203,6 +204,7 @@ def _batch(history: dict) -> Batch:
         source=get("source"),
         digest=get("digest"),
         key=get("key"),
+        adapters=get("adapters"),
         events=added,
         duplicates=int(get("staged", 0)) - added,
         kinds=json.loads(get("kinds", "{}")),

@@ -8,8 +8,9 @@ The pipeline fills ids, batch, source and defaults, and validates every event.
 
 from __future__ import annotations
 
-from . import native
+from . import delegate52_dataset, delegate52_qa, delegate52_relay, native
 
-ADAPTERS = (native,)
+# Tried in order; the first whose sniff() accepts a file reads it.
+ADAPTERS = (native, delegate52_relay, delegate52_qa, delegate52_dataset)
 
 __all__ = ["ADAPTERS"]

@@ -1,0 +1,47 @@
+"""Typed access to a raw source record, with errors naming file, line and field."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import BadInputError
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "list": (list,), "object": (dict,),
+}
+
+
+class Fields:
+    """`Fields(record, file, line).req("round_trip_num", "integer")`: value or a clear error."""
+
+    __slots__ = ("record", "file", "line", "prefix")
+
+    def __init__(self, record: dict[str, Any], file: str, line: int | None, prefix: str = ""):
+        self.record, self.file, self.line, self.prefix = record, file, line, prefix
+
+    def error(self, key: str, problem: str) -> BadInputError:
+        return BadInputError(self.file, problem, line=self.line, field=self.prefix + key)
+
+    def _check(self, key: str, value: Any, kind: str) -> Any:
+        types = _TYPES[kind]
+        wrong = not isinstance(value, types) or (kind in ("integer", "number") and isinstance(value, bool))
+        if wrong:
+            raise self.error(key, f"expected {kind}, got {type(value).__name__} {str(value)[:60]!r}")
+        if kind == "number" and not math.isfinite(value):
+            raise self.error(key, f"expected a finite number, got {value}")
+        return value
+
+    def req(self, key: str, kind: str) -> Any:
+        if self.record.get(key) is None:
+            raise self.error(key, "required field is missing")
+        return self._check(key, self.record[key], kind)
+
+    def opt(self, key: str, kind: str, default: Any = None) -> Any:
+        value = self.record.get(key)
+        return default if value is None else self._check(key, value, kind)
+
+    def sub(self, key: str) -> Fields:
+        """Fields of a nested object (missing = empty)."""
+        return Fields(self.opt(key, "object", {}), self.file, self.line, f"{self.prefix}{key}.")
