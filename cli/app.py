@@ -147,11 +147,12 @@ def demo(
 ) -> None:
     """Generate demo runs, ingest them into a demo store, and print headline tables."""
     from ..demo.agent_runs import write_demo_runs
+    from ..demo.delegate52_runs import write_delegate52_demo
     from ..demo.summary import headline_queries
 
     started = time.perf_counter()
     root = warehouse or default_home() / "demo"
-    paths = write_demo_runs(root / "runs", tasks=tasks, seed=seed)
+    paths = write_demo_runs(root / "runs", tasks=tasks, seed=seed) + [write_delegate52_demo(root / "runs", seed=seed)]
     wh = Warehouse(root / "warehouse")
     with RichListener(err) as listener:
         report = wh.ingest(paths, listener=listener)

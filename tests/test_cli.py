@@ -25,14 +25,24 @@ def demo(tmp_path_factory) -> Path:
     result = tracewh("demo", "--tasks", "12", env=os.environ | {"TRACEWH_HOME": str(home)}, check=True)
     assert "Runs: success, calls, tokens and cost per model and condition" in result.out
     assert "claude-sonnet-4.6" in result.out and "Delegation flow" in result.out
+    (home / "demo-stdout.txt").write_text(result.out)
     return home / "demo" / "warehouse"
 
 
 def test_demo_twice_adds_nothing(demo):
     version = tw.open(demo).version
     result = tracewh("demo", "--tasks", "12", "-w", demo.parent, check=True)
-    assert "6 batches already ingested" in result.out
-    assert tw.open(demo).version == version == 6
+    assert "7 batches already ingested" in result.out
+    assert tw.open(demo).version == version == 7
+
+
+def test_demo_prints_the_delegate52_table_in_paper_shape(demo):
+    out = (demo.parent.parent / "demo-stdout.txt").read_text()
+    table = out[out.index("DELEGATE-52 RS@k"):].splitlines()
+    header = [cell.strip() for cell in table[2].split("┆")]
+    assert header[0].strip("│ ") == "model" and [int(h.strip("│ ")) for h in header[1:]] == list(range(2, 21, 2))
+    rows = [line for line in table[4:8]]
+    assert {r.split("┆")[0].strip("│ ") for r in rows} == {"gpt-4.1", "gpt-5.4", "claude-opus-4.6", "gemini-3.1-pro"}
 
 
 def test_demo_has_one_delegation_level_with_linked_peer_calls(demo):
@@ -64,7 +74,8 @@ def test_sql_reads_stdin_and_reports_errors(demo):
     import sys
 
     proc = subprocess.run([sys.executable, "-m", "tracewh", "sql", "-", "-w", str(demo), "-f", "csv"],
-                          input="select count(*) as n from runs", capture_output=True, text=True)
+                          input="select count(*) as n from runs where benchmark = 'agentdemo'",
+                          capture_output=True, text=True)
     assert proc.stdout == "n\n6\n"
     bad = tracewh("sql", "select nope from events", "-w", demo)
     assert bad.code == 1 and "SQL error" in bad.err and "nope" in bad.err and "Traceback" not in bad.err
@@ -118,7 +129,7 @@ def test_schema_page_is_generated_from_the_code():
 
 def test_python_api_reads_the_default_warehouse_from_tracewh_home(demo, monkeypatch):
     monkeypatch.setenv("TRACEWH_HOME", str(demo.parent))
-    frame = tw.open().sql("select count(*) as n from runs").pl()
+    frame = tw.open().sql("select count(*) as n from runs where benchmark = 'agentdemo'").pl()
     assert frame["n"].item() == 6
 
 
