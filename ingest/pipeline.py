@@ -21,6 +21,7 @@ from .. import __version__
 from ..schema import ARROW_SCHEMA, event_id
 from ..warehouse.store import CommitResult, Store
 from .context import AdapterContext
+from .adapters import SOURCE_ADAPTERS
 from .detect import detect
 from .prices import PriceRegistry
 from .rows import ColumnBuffer, Where, convert
@@ -91,13 +92,14 @@ def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceRe
     batch_id = "b" + source.digest[:24]
     with store.staging() as staged:
         writer = StagingWriter(staged, source.digest, batch_id, attrs)
-        adapters = [_stage_file(writer, file, ctx) for file in source.files]
+        adapters, claimed = _stage_source(writer, source, ctx)
         writer.add_run_attrs()
         writer.close()
         meta = {"digest": source.digest, "key": key, "batch_id": batch_id, "source": str(source.path),
                 "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
         commit = store.commit(staged, meta)
-    return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, source.skipped)
+    skipped = [f.name for f in source.others if f.name not in claimed]
+    return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, skipped)
 
 
 def batch_key(digest: str, attrs: dict[str, str]) -> str:
@@ -105,6 +107,19 @@ def batch_key(digest: str, attrs: dict[str, str]) -> str:
     if not attrs:
         return digest
     return hashlib.sha256((digest + json.dumps(attrs, sort_keys=True)).encode()).hexdigest()
+
+
+def _stage_source(writer: StagingWriter, source: Source, ctx: AdapterContext) -> tuple[list[str], set[str]]:
+    """Stage every file: first the groups multi-file formats claim, then each other data file."""
+    adapters, claimed = [], set()
+    for adapter in SOURCE_ADAPTERS:
+        for group in adapter.find_groups(source.files + source.others, ctx):
+            for file, line, event in adapter.group_events(group, ctx):
+                writer.add(event, file, line)
+            claimed |= {f.name for f in group.files}
+            adapters.append(adapter.name)
+    adapters += [_stage_file(writer, f, ctx) for f in source.files if f.name not in claimed]
+    return adapters, claimed
 
 
 def _stage_file(writer: StagingWriter, file: SourceFile, ctx: AdapterContext) -> str:

@@ -52,8 +52,8 @@ class Source:
     path: Path
     kind: str  # zip | file | directory
     digest: str
-    files: list[SourceFile]
-    skipped: list[str]  # names present but not data files (README, LICENSE, ...)
+    files: list[SourceFile]  # data files (.jsonl, .json, ...)
+    others: list[SourceFile]  # everything else (README, profile cards, ...): readable, unparsed
 
     @property
     def stored_bytes(self) -> int:
@@ -92,22 +92,20 @@ def _file_source(path: Path, limits: Limits) -> Source:
 
 
 def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
-    files, skipped, zips = [], [], []
+    files, others, zips = [], [], []
     for p in sorted(root.rglob("*")):
         if not p.is_file():
             continue
         rel = p.relative_to(root).as_posix()
         if p.suffix.lower() == ".zip":
             zips.append(p)
-        elif is_data_file(p.name):
-            files.append(_local_file(p, rel, f"{root}/{rel}", limits))
         else:
-            skipped.append(rel)
+            (files if is_data_file(p.name) else others).append(_local_file(p, rel, f"{root}/{rel}", limits))
     if files:
         h = hashlib.sha256()
-        for f, p in zip(files, (root / f.name for f in files)):
-            h.update(f"{f.name}\0{file_digest(p)}\n".encode())
-        yield Source(root, "directory", h.hexdigest(), files, skipped)
+        for f in files + others:
+            h.update(f"{f.name}\0{file_digest(root / f.name)}\n".encode())
+        yield Source(root, "directory", h.hexdigest(), files, others)
     for z in zips:
         yield open_zip(z, limits)
 
@@ -129,16 +127,14 @@ def open_zip(path: Path, limits: Limits) -> Source:
         members = archive.infolist()
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
-    files, skipped = [], []
+    files, others = [], []
     for info in members:
         if info.is_dir():
             continue
         _check_member(path, info, limits)
-        if is_data_file(info.filename):
-            files.append(_zip_member(archive, path, info, limits))
-        else:
-            skipped.append(info.filename)
-    return Source(path, "zip", file_digest(path), files, skipped)
+        member = _zip_member(archive, path, info, limits)
+        (files if is_data_file(info.filename) else others).append(member)
+    return Source(path, "zip", file_digest(path), files, others)
 
 
 def _check_member(path: Path, info: zipfile.ZipInfo, limits: Limits) -> None:

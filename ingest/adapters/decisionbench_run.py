@@ -1,0 +1,214 @@
+"""DecisionBench run archives, format `decisionbench-run/1` (see shared/formats/decisionbench.md).
+
+A run is a folder (or zip) holding manifest.json, records.jsonl, traces/<task_id>.jsonl
+and profiles/<model>.md, so this adapter claims file groups, not single files.
+
+Events: the manifest becomes `run_attrs` (suite, shard, split, condition, orchestrator,
+...) and a `registry` event with the model pool; each record a `task_finished` (cost,
+latency, steps, error) and a `score` (quality); each trace line, in order, an `llm_call`
+(orchestrator completions, and peer completions as children of their delegation's span),
+a `tool_call` per requested tool (`read_profile` included), a `delegation` per
+`call_model`, and a `tool_result`; each profile card a `registry` event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from posixpath import dirname
+from typing import Any
+
+import orjson
+
+from ...errors import BadInputError
+from ...schema import event_id
+from ..context import AdapterContext
+from ..fields import Fields
+from ..jsonlines import json_lines
+from ..sources import SourceFile
+from ..toolargs import parse_arguments
+
+name = "decisionbench-run"
+description = "DecisionBench run archive (decisionbench-run/1: manifest.json, records.jsonl, traces/)"
+
+FORMAT = "decisionbench-run/1"
+BENCHMARK = "decisionbench"
+DELEGATE_TOOL, PROFILE_TOOL = "call_model", "read_profile"
+MAX_MANIFEST_BYTES = 16 << 20
+
+
+@dataclass
+class RunFiles:
+    root: str  # "" or "folder/" inside the source
+    manifest: SourceFile
+    records: SourceFile | None = None
+    traces: list[SourceFile] = field(default_factory=list)
+    profiles: list[SourceFile] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[SourceFile]:
+        return [self.manifest, *([self.records] if self.records else []), *self.traces, *self.profiles]
+
+
+def _read_json(file: SourceFile, limit: int) -> Any:
+    with file.open() as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInputError(file.display, f"larger than {limit} bytes")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise BadInputError(file.display, f"invalid JSON: {e}") from None
+
+
+def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
+    runs = []
+    for manifest in (f for f in files if f.name.rsplit("/", 1)[-1] == "manifest.json"):
+        data = _read_json(manifest, MAX_MANIFEST_BYTES)
+        fmt = data.get("format") if isinstance(data, dict) else None
+        if fmt == FORMAT:
+            runs.append(RunFiles(dirname(manifest.name) + "/" if "/" in manifest.name else "", manifest))
+        elif isinstance(fmt, str) and fmt.startswith("decisionbench-run/"):
+            raise BadInputError(manifest.display, f"format {fmt!r} is not supported (this tracewh reads {FORMAT})",
+                                field="format")
+    for run in runs:
+        for f in files:
+            rel = f.name[len(run.root):] if f.name.startswith(run.root) else None
+            if rel == "records.jsonl":
+                run.records = f
+            elif rel and rel.startswith("traces/") and rel.endswith(".jsonl"):
+                run.traces.append(f)
+            elif rel and rel.startswith("profiles/") and rel.endswith(".md"):
+                run.profiles.append(f)
+        run.traces.sort(key=lambda f: f.name)
+    return runs
+
+
+def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+    reader = _RunReader(run, ctx)
+    yield from reader.manifest_events()
+    if run.records is not None:
+        for line, record in json_lines(run.records, ctx.limits.max_line_bytes, ctx.progress):
+            for event in reader.record_events(Fields(record, run.records.display, line)):
+                yield run.records, line, event
+    for trace in run.traces:
+        task_id = trace.name[len(run.root) + len("traces/"):-len(".jsonl")]
+        for line, record in json_lines(trace, ctx.limits.max_line_bytes, ctx.progress):
+            for event in reader.trace_events(task_id, Fields(record, trace.display, line)):
+                yield trace, line, event
+    for card in run.profiles:
+        yield card, 1, reader.profile_event(card)
+
+
+class _RunReader:
+    """Turns one run's files into events, numbering them in reading order."""
+
+    def __init__(self, run: RunFiles, ctx: AdapterContext):
+        self.run, self.ctx, self.seq = run, ctx, 0
+        self.m = Fields(_read_json(run.manifest, MAX_MANIFEST_BYTES), run.manifest.display, None)
+        self.run_id = self.m.req("run_id", "string")
+        self.orchestrator = self.m.req("orchestrator", "string")
+
+    def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        return {"run_id": self.run_id, "benchmark": BENCHMARK, "kind": kind, "seq": self.seq, **fields}
+
+    def _span(self, task_id: str, *parts: object) -> str:
+        return event_id(self.run_id, task_id, *parts)[:16]
+
+    def _task(self, task_id: str) -> dict[str, Any]:
+        return {"task_id": task_id, "trace_id": event_id(self.run_id, task_id)}
+
+    def manifest_events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+        m = self.m
+        attrs = {"suite": m.req("suite", "string"), "shard": m.opt("shard", "string"), "split": m.opt("split", "string"),
+                 "condition": m.opt("condition", "string"), "model": self.orchestrator,
+                 "tagger_version": m.opt("tagger_version", "string"),
+                 "delegation_cap": m.opt("delegation_cap", "integer"), "format": FORMAT}
+        yield self.run.manifest, 1, self._event("run_attrs", ts=m.opt("started_at", "string"), payload=attrs)
+        pool = [self._pool_entry(m, i, p) for i, p in enumerate(m.opt("pool", "list", []))]
+        yield self.run.manifest, 1, self._event("registry", payload={"name": "model_pool", "entries": pool})
+        yield self.run.manifest, 1, self._event("run_finished", ts=m.opt("finished_at", "string"), model=self.orchestrator)
+
+    def _pool_entry(self, m: Fields, i: int, entry: Any) -> dict[str, Any]:
+        p = Fields(entry if isinstance(entry, dict) else {}, m.file, m.line, f"pool[{i}].")
+        return {"model": p.req("model", "string"), "vendor": p.req("vendor", "string"), "tier": p.opt("tier", "string")}
+
+    def record_events(self, r: Fields) -> Iterator[dict[str, Any]]:
+        task = self._task(r.req("task_id", "string"))
+        quality = r.req("quality", "number")
+        if not 0 <= quality <= 1:
+            raise r.error("quality", f"expected a quality in [0, 1], got {quality}")
+        yield self._event("task_finished", **task, model=self.orchestrator, agent="orchestrator",
+                          cost_usd=r.opt("cost_usd", "number"), latency_s=r.opt("latency_s", "number"),
+                          payload={"n_steps": r.opt("n_steps", "integer"), "error": r.opt("error", "string"),
+                                   "status": "error" if r.opt("error", "string") else "ok"})
+        yield self._event("score", **task, model=self.orchestrator, agent="orchestrator", score=quality,
+                          payload={"metric": "quality"})
+
+    def trace_events(self, task_id: str, t: Fields) -> Iterator[dict[str, Any]]:
+        kind = t.req("type", "string")
+        if kind == "completion":
+            yield from self._completion(task_id, t)
+        elif kind == "tool_result":
+            yield self._tool_result(task_id, t)
+        elif kind == "peer_completion":
+            yield self._llm_call(task_id, t, agent="peer", parent=self._span(task_id, "call", t.req("parent_tool_call_id", "string")))
+        else:
+            raise t.error("type", f"expected completion, tool_result or peer_completion, got {kind!r}")
+
+    def _llm_call(self, task_id: str, t: Fields, agent: str, parent: str, **extra: Any) -> dict[str, Any]:
+        usage = t.sub("usage")
+        model = t.opt("model", "string") or self.orchestrator
+        prompt, completion = usage.opt("prompt_tokens", "integer"), usage.opt("completion_tokens", "integer")
+        cached = usage.opt("cached_tokens", "integer")
+        cost = t.opt("cost_usd", "number")
+        if cost is None:
+            cost = self.ctx.prices.cost(model, prompt, completion, cached)
+        content = t.opt("content", "string")
+        payload = {"content": content, "content_chars": len(content or ""), **extra.pop("payload", {})}
+        return self._event("llm_call", **self._task(task_id), agent=agent, model=model, ts=t.opt("ts", "string"),
+                           span_id=self._span(task_id, "line", t.line), parent_span_id=parent,
+                           prompt_tokens=prompt, completion_tokens=completion,
+                           reasoning_tokens=usage.opt("reasoning_tokens", "integer"), cached_tokens=cached,
+                           finish_reason=t.opt("finish_reason", "string"), latency_s=t.opt("latency_s", "number"),
+                           cost_usd=cost, payload=payload, **extra)
+
+    def _completion(self, task_id: str, t: Fields) -> Iterator[dict[str, Any]]:
+        step = t.req("step", "integer")
+        calls = []
+        for i, raw in enumerate(t.opt("tool_calls", "list", [])):
+            c = Fields(raw if isinstance(raw, dict) else {}, t.file, t.line, f"tool_calls[{i}].")
+            calls.append({"id": c.opt("id", "string") or f"line{t.line}-{i}", "name": c.req("name", "string"),
+                          "arguments": parse_arguments(c.record.get("arguments"))})
+        call = self._llm_call(task_id, t, agent="orchestrator", parent=self._span(task_id, "task"),
+                              subtask=f"step-{step}", payload={"step": step, "tool_calls": calls})
+        yield call
+        for c in calls:
+            span = self._span(task_id, "call", c["id"])
+            common = {**self._task(task_id), "agent": "orchestrator", "model": self.orchestrator,
+                      "subtask": f"step-{step}", "ts": call["ts"], "span_id": span, "parent_span_id": call["span_id"]}
+            if c["name"] == DELEGATE_TOOL:
+                args = c["arguments"]
+                yield self._event("delegation", **common, tool_name=DELEGATE_TOOL,
+                                  payload={"to_model": args.get("model"), "message": args.get("subtask"),
+                                           "budget_usd": args.get("budget_usd"), "depth": 1, "step": step,
+                                           "call_id": c["id"]})
+            else:
+                yield self._event("tool_call", **common, tool_name=c["name"],
+                                  payload={"arguments": c["arguments"], "step": step, "call_id": c["id"]})
+
+    def _tool_result(self, task_id: str, t: Fields) -> dict[str, Any]:
+        call_id = t.req("tool_call_id", "string")
+        error = t.opt("error", "string")
+        return self._event("tool_result", **self._task(task_id), agent="orchestrator", tool_name=t.opt("name", "string"),
+                           span_id=self._span(task_id, "result", call_id), parent_span_id=self._span(task_id, "call", call_id),
+                           latency_s=t.opt("latency_s", "number"),
+                           payload={"call_id": call_id, "step": t.opt("step", "integer"), "status": "error" if error else "ok",
+                                    "error": error, "result": t.opt("content", "string")})
+
+    def profile_event(self, card: SourceFile) -> dict[str, Any]:
+        with card.open() as stream:
+            text = stream.read(self.ctx.limits.max_line_bytes).decode("utf-8", errors="replace")
+        model = card.name.rsplit("/", 1)[-1].removesuffix(".md")
+        return self._event("registry", model=model, payload={"name": "profile_card", "model": model, "text": text})
