@@ -1,20 +1,9 @@
 -- One row per run: its attributes, totals (events, LLM calls, tokens, cost) and first/last time.
 --
--- attrs merges the payloads of the run's run_attrs events (later ones win on a key).
--- model: the `model` attribute when given, else the model of most LLM calls.
+-- attrs: see run_attributes. model: the `model` attribute when given, else the model of
+-- most LLM calls.
 CREATE OR REPLACE VIEW runs AS
-WITH attrs AS (
-    SELECT
-        run_id,
-        list_reduce(
-            list(payload::JSON ORDER BY ts NULLS FIRST, seq, event_id),
-            lambda a, b: json_merge_patch(a, b)
-        ) AS attrs
-    FROM events
-    WHERE kind = 'run_attrs'
-    GROUP BY run_id
-),
-totals AS (
+WITH totals AS (
     SELECT
         run_id,
         any_value(benchmark) AS benchmark,
@@ -45,4 +34,4 @@ SELECT
     t.cost_usd,
     t.first_ts, t.last_ts
 FROM totals AS t
-LEFT JOIN attrs AS a USING (run_id);
+LEFT JOIN run_attributes AS a USING (run_id);
