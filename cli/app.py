@@ -133,6 +133,53 @@ def export_events(
     err.print(f"wrote {n} events to {out}")
 
 
+stats_app = typer.Typer(help="DecisionBench statistics with paired bootstrap CIs (basic interval, fixed seed).",
+                        no_args_is_help=True)
+app.add_typer(stats_app, name="stats")
+BaselineOpt = Annotated[str, typer.Option(help="Condition the others are compared with.")]
+BootOpt = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.", min=100)]
+SeedOpt = Annotated[int, typer.Option(help="Random seed (results are reproducible).")]
+
+
+@stats_app.command("delta")
+def stats_delta(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: SeedOpt = 0,
+                format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
+                warehouse: WarehouseOpt = None) -> None:
+    """Δq per model x suite x condition vs the baseline condition, paired on task id, with 95% CIs."""
+    from ..analytics.decisionbench_stats import paired_delta
+
+    result = paired_delta(_open(warehouse, as_of), baseline, n_boot, seed)
+    sys.stdout.write(render(result.to_arrow_table(), format))
+
+
+@stats_app.command("hypervolume")
+def stats_hypervolume(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: SeedOpt = 0,
+                      format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
+                      warehouse: WarehouseOpt = None) -> None:
+    """Pareto hypervolume in (quality, -cost) per suite x condition; ΔHV vs baseline, bootstrap over models."""
+    from ..analytics.decisionbench_stats import pareto_hypervolume
+
+    result = pareto_hypervolume(_open(warehouse, as_of), baseline, n_boot, seed)
+    sys.stdout.write(render(result.to_arrow_table(), format))
+
+
+@app.command()
+def cards(
+    out: Annotated[Path, typer.Option(help="Folder for the cards (one <model>.md each).")],
+    variant: Annotated[str, typer.Option(help="Card variant; tracewh derives c2 (from Stage-1 events).")] = "c2",
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write DecisionBench profile cards from Stage-1 events: YAML front matter, strengths, weaknesses, all skills."""
+    from ..analytics.profile_cards import write_cards
+
+    try:
+        paths = write_cards(_open(warehouse, as_of), out, variant)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--variant") from None
+    err.print(f"wrote {len(paths)} cards to {out}")
+
+
 @app.command()
 def schema() -> None:
     """Print the event schema (columns, kinds, native format) as Markdown."""
@@ -147,12 +194,14 @@ def demo(
 ) -> None:
     """Generate demo runs, ingest them into a demo store, and print headline tables."""
     from ..demo.agent_runs import write_demo_runs
+    from ..demo.decisionbench_runs import write_decisionbench_demo
     from ..demo.delegate52_runs import write_delegate52_demo
     from ..demo.summary import headline_queries
 
     started = time.perf_counter()
     root = warehouse or default_home() / "demo"
-    paths = write_demo_runs(root / "runs", tasks=tasks, seed=seed) + [write_delegate52_demo(root / "runs", seed=seed)]
+    paths = [*write_demo_runs(root / "runs", tasks=tasks, seed=seed), write_delegate52_demo(root / "runs", seed=seed),
+             write_decisionbench_demo(root / "runs", seed=seed)]
     wh = Warehouse(root / "warehouse")
     with RichListener(err) as listener:
         report = wh.ingest(paths, listener=listener)

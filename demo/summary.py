@@ -39,8 +39,34 @@ from d52_critical order by mode, distractors desc, pct_critical
 """
 
 
+DCB_QUALITY = """
+pivot (select model, suite, round(mean_q, 2) as q from dcb_quality where condition = 'blind')
+on suite in ('gaia', 'tau', 'bfcl') using first(q) group by model order by model
+"""
+
+DCB_FIDELITY = """
+select condition, n, round(fid1_pct, 1) as fid1_pct, round(fid3_pct, 1) as fid3_pct
+from dcb_fidelity order by condition
+"""
+
+DCB_SELF_PREFERENCE = """
+select orchestrator, vendor, n, round(same_vendor_pct, 1) as same_vendor_pct,
+       round(chance_pct, 1) as chance_pct, round(ratio, 2) as ratio
+from dcb_self_preference order by ratio desc nulls last
+"""
+
+DCB_CEILING = """
+select model, suite, round(actual, 2) as actual, round(ceiling, 2) as ceiling, round(gap, 2) as gap
+from dcb_ceiling where rho = 0.8 order by gap desc, model, suite limit 8
+"""
+
+
 def headline_queries() -> list[tuple[str, str]]:
     return [("Runs: success, calls, tokens and cost per model and condition", RUNS),
             ("Delegation flow: who handed work to whom, and what the delegates cost", DELEGATION_FLOW),
             ("DELEGATE-52 RS@k (Table 1 shape): reconstruction score after k interactions", D52_RS_AT_K),
-            ("DELEGATE-52 critical errors: share of degradation from drops of 10+ points", D52_CRITICAL)]
+            ("DELEGATE-52 critical errors: share of degradation from drops of 10+ points", D52_CRITICAL),
+            ("DecisionBench quality (blind, Stage 2) per model and suite", DCB_QUALITY),
+            ("DecisionBench delegation fidelity per condition (%)", DCB_FIDELITY),
+            ("DecisionBench vendor self-preference (same-vendor share vs chance)", DCB_SELF_PREFERENCE),
+            ("DecisionBench counterfactual ceiling (rho = 0.8): largest gaps", DCB_CEILING)]

@@ -32,8 +32,8 @@ def demo(tmp_path_factory) -> Path:
 def test_demo_twice_adds_nothing(demo):
     version = tw.open(demo).version
     result = tracewh("demo", "--tasks", "12", "-w", demo.parent, check=True)
-    assert "7 batches already ingested" in result.out
-    assert tw.open(demo).version == version == 7
+    assert "8 batches already ingested" in result.out
+    assert tw.open(demo).version == version == 8
 
 
 def test_demo_prints_the_delegate52_table_in_paper_shape(demo):
@@ -54,7 +54,8 @@ def test_demo_has_one_delegation_level_with_linked_peer_calls(demo):
 
 
 def test_sql_output_formats(demo):
-    query = "select model, count(*) as calls from llm_calls where agent = 'orchestrator' group by 1 order by 1"
+    query = ("select model, count(*) as calls from llm_calls where agent = 'orchestrator' and benchmark = 'agentdemo' "
+             "group by 1 order by 1")
     csv = tracewh("sql", query, "-w", demo, "-f", "csv", check=True).out
     frame = pl.read_csv(csv.encode())
     assert frame["model"].to_list() == ["claude-sonnet-4.6", "gemini-3-flash", "gpt-5.4"]

@@ -8,7 +8,8 @@ becomes a `registry` event; each later line lists a failing test and becomes a `
 (verdict fail). A test passes when a score file for its category was ingested and does
 not list it: the DecisionBench views derive that.
 
-Run: `bfcl:<model>`, model from `--attr model=...` or the path (`result/<model>/...`).
+Run: `bfcl:<model>`, model from `--attr model=...` or the path (`result/<model>/...`);
+each test is one trace (trace_id from run and test id), so result and score lines meet.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ...schema import event_id
 from ..context import AdapterContext
 from ..fields import Fields
 from ..jsonlines import json_lines
@@ -65,14 +67,15 @@ def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[st
                 "name": "bfcl_score_summary", "category": category, "accuracy": f.opt("accuracy", "number"),
                 "correct_count": f.opt("correct_count", "integer"), "total_count": f.opt("total_count", "integer")}}
         elif "valid" in record:
-            error = f.sub("error")
-            yield line, base | {"kind": "judgment", "seq": line, "task_id": f.req("id", "string"), "model": model,
+            error, test_id = f.sub("error"), f.req("id", "string")
+            yield line, base | {"kind": "judgment", "seq": line, "task_id": test_id, "model": model,
+                                "trace_id": event_id(run_id, test_id),
                                 "score": 0.0, "payload": {"verdict": "fail", "judge": "bfcl", "category": category,
                                                           "error_type": error.opt("error_type", "string"),
                                                           "error_message": error.opt("error_message", "string")}}
         else:
             for event in _test_events(f, model, category, ctx):
-                yield line, base | event
+                yield line, base | event | {"trace_id": event_id(run_id, event["task_id"])}
 
 
 def _grid(f: Fields, key: str) -> list[list[Any]]:
