@@ -8,7 +8,8 @@
 
 __version__ = "0.1.0"
 
+from .ingest.capture import record  # noqa: E402
 from .paths import default_home, default_warehouse  # noqa: E402
 from .warehouse.api import Warehouse, open  # noqa: E402
 
-__all__ = ["Warehouse", "__version__", "default_home", "default_warehouse", "open"]
+__all__ = ["Warehouse", "__version__", "default_home", "default_warehouse", "open", "record"]

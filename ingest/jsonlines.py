@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import warnings
+
 import orjson
 
 from ..errors import BadInputError
@@ -31,8 +33,13 @@ def parse_record(line: bytes, file: SourceFile, line_no: int) -> dict[str, Any]:
     return record
 
 
-def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_progress) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every non-blank line; 1-based line numbers."""
+def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_progress,
+               torn_tail_ok: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every non-blank line; 1-based line numbers.
+
+    With `torn_tail_ok`, an unparseable last line with no newline (a write cut short by
+    a crash) is skipped with a warning instead of failing the file.
+    """
     scale = file.stored_bytes / file.plain_bytes if file.plain_bytes else 1.0
     reported = 0
     with file.open() as stream:
@@ -44,7 +51,16 @@ def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_pr
             step = min(int(len(line) * scale), file.stored_bytes - reported)
             reported += step
             progress(step)
-            if line.strip():
+            if not line.strip():
+                continue
+            if torn_tail_ok and not line.endswith(b"\n"):
+                try:
+                    record = parse_record(line, file, line_no)
+                except BadInputError:
+                    warnings.warn(f"{file.display}, line {line_no}: interrupted write, skipped", RuntimeWarning, stacklevel=2)
+                    continue
+                yield line_no, record
+            else:
                 yield line_no, parse_record(line, file, line_no)
     progress(file.stored_bytes - reported)
 

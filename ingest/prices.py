@@ -74,6 +74,7 @@ def _key(model: str) -> str:
 class PriceRegistry:
     def __init__(self, prices: dict[str, Price] | None = None):
         self.prices = {_key(name): price for name, price in (prices or BUILT_IN).items()}
+        self._found: dict[str, Price | None] = {}  # lookups by raw model string: capture calls this per request
 
     @classmethod
     def load(cls, path: Path | None = None) -> PriceRegistry:
@@ -82,12 +83,17 @@ class PriceRegistry:
         path = path or default_home() / "prices.json"
         if path.exists():
             registry.prices.update({_key(k): v for k, v in _read_price_file(path).items()})
+            registry._found.clear()
         return registry
 
     def lookup(self, model: str | None) -> Price | None:
         if not model:
             return None
-        key = _key(model)
+        if model not in self._found:
+            self._found[model] = self._match(_key(model))
+        return self._found[model]
+
+    def _match(self, key: str) -> Price | None:
         if key in self.prices:
             return self.prices[key]
         for name in sorted(self.prices, key=len, reverse=True):

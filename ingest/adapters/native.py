@@ -20,7 +20,8 @@ def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
 
 
 def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
-    records = json_lines(file, ctx.limits.max_line_bytes, ctx.progress)
+    # Spool files may end in a line a crash cut short: skip it, keep the rest.
+    records = json_lines(file, ctx.limits.max_line_bytes, ctx.progress, torn_tail_ok=True)
     header = next(records, None)
     if header is None or header[1].get("format") != NATIVE_FORMAT:
         raise BadInputError(file.display, f'the first line must be the header {{"format": "{NATIVE_FORMAT}"}}', line=1)
