@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ class Limits:
     """Guards against hostile or broken input; all overridable from the CLI."""
 
     max_member_bytes: int = 16 << 30  # one decompressed file
+    max_total_bytes: int = 64 << 30  # all members of one archive, decompressed
     max_line_bytes: int = 256 << 20  # one JSON record
     max_ratio: float = 200.0  # decompressed / compressed, for members above min_ratio_bytes
     min_ratio_bytes: int = 8 << 20
@@ -66,9 +68,12 @@ def is_data_file(name: str) -> bool:
 
 def file_digest(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(CHUNK):
+                h.update(chunk)
+    except OSError as e:
+        raise BadInputError(str(path), f"cannot be read: {e.strerror or e}") from None
     return h.hexdigest()
 
 
@@ -113,12 +118,19 @@ def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
 def _local_file(path: Path, name: str, display: str, limits: Limits) -> SourceFile:
     size = path.stat().st_size
     if name.lower().endswith(".gz"):
-        opener = lambda: _capped(gzip.open(path, "rb"), limits.max_member_bytes, display)  # noqa: E731
+        opener = lambda: _gunzip(_open_local(path, display), limits.max_member_bytes, display)  # noqa: E731
     else:
         if size > limits.max_member_bytes:
             raise BadInputError(display, f"file is {size} bytes, over the {limits.max_member_bytes}-byte limit")
-        opener = lambda: open(path, "rb")  # noqa: E731
+        opener = lambda: _open_local(path, display)  # noqa: E731
     return SourceFile(name, display, size, opener, None if name.lower().endswith(".gz") else size)
+
+
+def _open_local(path: Path, display: str) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except OSError as e:
+        raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
 
 
 def open_zip(path: Path, limits: Limits) -> Source:
@@ -127,11 +139,18 @@ def open_zip(path: Path, limits: Limits) -> Source:
         members = archive.infolist()
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
-    files, others = [], []
+    files, others, seen, total = [], [], set(), 0
     for info in members:
         if info.is_dir():
             continue
         _check_member(path, info, limits)
+        if info.filename in seen:
+            raise BadInputError(f"{path}!{info.filename}", "the archive holds two entries of this name; refusing the archive")
+        seen.add(info.filename)
+        total += info.file_size
+        if total > limits.max_total_bytes:
+            raise BadInputError(str(path), f"entries decompress to more than the {limits.max_total_bytes}-byte limit "
+                                "for one archive (zip bomb?); refusing the archive")
         member = _zip_member(archive, path, info, limits)
         (files if is_data_file(info.filename) else others).append(member)
     return Source(path, "zip", file_digest(path), files, others)
@@ -142,6 +161,8 @@ def _check_member(path: Path, info: zipfile.ZipInfo, limits: Limits) -> None:
     name = PurePosixPath(info.filename.replace("\\", "/"))
     if name.is_absolute() or ".." in name.parts or ":" in info.filename:
         raise BadInputError(display, "zip entry escapes the archive (absolute path or '..'); refusing the archive")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise BadInputError(display, "zip entry is a symbolic link; refusing the archive")
     if info.file_size > limits.max_member_bytes:
         raise BadInputError(display, f"entry is {info.file_size} bytes decompressed, over the {limits.max_member_bytes}-byte limit")
     ratio = info.file_size / max(info.compress_size, 1)
@@ -155,7 +176,7 @@ def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, lim
     def opener() -> BinaryIO:
         stream: BinaryIO = archive.open(info)
         if info.filename.lower().endswith(".gz"):
-            stream = gzip.GzipFile(fileobj=stream)  # type: ignore[assignment]
+            return _gunzip(stream, limits.max_member_bytes, display)
         return _capped(stream, limits.max_member_bytes, display)
 
     plain = None if info.filename.lower().endswith(".gz") else info.file_size
@@ -165,8 +186,9 @@ def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, lim
 class _CappedReader(io.RawIOBase):
     """Decompressed bytes with a hard cap, and decoder failures named by file."""
 
-    def __init__(self, raw: BinaryIO, cap: int, display: str):
+    def __init__(self, raw: BinaryIO, cap: int, display: str, owned: BinaryIO | None = None):
         self.raw, self.cap, self.display, self.count = raw, cap, display, 0
+        self.owned = owned  # the compressed stream under `raw`, which GzipFile leaves open
 
     def readable(self) -> bool:
         return True
@@ -184,8 +206,14 @@ class _CappedReader(io.RawIOBase):
 
     def close(self) -> None:
         self.raw.close()
+        if self.owned is not None:
+            self.owned.close()
         super().close()
 
 
-def _capped(raw: BinaryIO, cap: int, display: str) -> BinaryIO:
-    return io.BufferedReader(_CappedReader(raw, cap, display), CHUNK)  # type: ignore[return-value]
+def _capped(raw: BinaryIO, cap: int, display: str, owned: BinaryIO | None = None) -> BinaryIO:
+    return io.BufferedReader(_CappedReader(raw, cap, display, owned), CHUNK)  # type: ignore[return-value]
+
+
+def _gunzip(compressed: BinaryIO, cap: int, display: str) -> BinaryIO:
+    return _capped(gzip.GzipFile(fileobj=compressed), cap, display, owned=compressed)  # type: ignore[arg-type]

@@ -173,18 +173,27 @@ def test_threads_inherit_the_task_through_a_copied_context(tmp_path):
         ("threaded", 8), (None, 1)]
 
 
+def full_disk(lines):
+    raise OSError(28, "No space left on device")
+
+
 def test_a_recording_failure_is_a_warning_and_the_result_is_unchanged(tmp_path, monkeypatch):
-    fake = FakeLLM([openai_completion("gpt-5.4", content="Paris")])
+    fake = FakeLLM([openai_completion("gpt-5.4", content="Paris"), status(500)])
     with tw.record("r", spool=tmp_path / "spool") as rec:
-        client = rec.wrap(openai_client(fake))
-        monkeypatch.setattr(rec, "emit", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
+        client = rec.wrap(openai_client(fake, max_retries=0))
+        monkeypatch.setattr(rec.spool, "write_batch", full_disk)
+        monkeypatch.setattr(tw.ingest.capture.sdk.LLMCall, "_payload", lambda self, **k: 1 / 0)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = client.chat.completions.create(model="gpt-5.4", messages=USER)
+            with pytest.raises(openai.InternalServerError):  # the SDK's own error, untouched
+                client.chat.completions.create(model="gpt-5.4", messages=USER)
             rec.flush()  # events are built off the call's path; flush builds and writes them now
         monkeypatch.undo()
     assert result.choices[0].message.content == "Paris"
-    assert any("tracewh: could not record" in str(w.message) and "disk full" in str(w.message) for w in caught)
+    messages = [str(w.message) for w in caught]
+    assert any("could not record llm call: ZeroDivisionError" in m for m in messages)
+    assert any("could not record spool batch: OSError" in m and "No space left" in m for m in messages)
 
 
 def test_spool_ingest_is_idempotent_and_skips_a_torn_last_line(tmp_path):

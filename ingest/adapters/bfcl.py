@@ -14,6 +14,7 @@ each test is one trace (trace_id from run and test id), so result and score line
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -110,7 +111,7 @@ def _test_events(f: Fields, model: str, category: str | None, ctx: AdapterContex
         return
     tokens_in, tokens_out, latency = _grid(f, "input_token_count"), _grid(f, "output_token_count"), _grid(f, "latency")
     notes = _handler_logs(f.opt("inference_log", "list", []))
-    step_no = 0
+    step_no, order = 0, itertools.count(seq + 1)
     for t, turn in enumerate(result if isinstance(result, list) else []):
         for s, decoded in enumerate(turn if isinstance(turn, list) else []):
             step_no += 1
@@ -118,12 +119,12 @@ def _test_events(f: Fields, model: str, category: str | None, ctx: AdapterContex
                      for call in (decoded if isinstance(decoded, list) else []) if isinstance(call, dict)
                      for name, args in call.items()]
             prompt, completion = _cell(tokens_in, t, s), _cell(tokens_out, t, s)
-            yield task | {"kind": "llm_call", "seq": seq + step_no * 10, "subtask": f"turn-{t}",
+            yield task | {"kind": "llm_call", "seq": next(order), "subtask": f"turn-{t}",
                           "prompt_tokens": prompt, "completion_tokens": completion, "latency_s": _cell(latency, t, s),
                           "cost_usd": ctx.prices.cost(model, prompt, completion),
                           "finish_reason": "tool_calls" if calls else "stop",
                           "payload": {"step": step_no, "turn": t, "tool_calls": calls, "handler_log": notes.get((t, s), [])}}
-            for i, c in enumerate(calls):
-                yield task | {"kind": "tool_call", "seq": seq + step_no * 10 + i + 1, "subtask": f"turn-{t}",
+            for c in calls:
+                yield task | {"kind": "tool_call", "seq": next(order), "subtask": f"turn-{t}",
                               "tool_name": c["name"], "payload": {"arguments": c["arguments"], "step": step_no}}
     yield task | {"kind": "task_finished", "seq": seq + 9_999, "payload": {"category": category, "status": "ok"}}

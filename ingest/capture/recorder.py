@@ -14,7 +14,7 @@ import random
 import threading
 import time
 import warnings
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -76,8 +76,7 @@ class Recorder:
         self.flush_every, self.flush_seconds = flush_every, flush_seconds
         self._lock, self._write_lock = threading.Lock(), threading.Lock()
         self._seq = itertools.count(1)
-        self._pending: list[bytes] = []
-        self._deferred: deque[Callable[[], Any]] = deque()  # event builders run by the spool thread
+        self._pending: list[Any] = []
         self._models: Counter[str] = Counter()
         self.spool = SpoolWriter(spool, run_id)
         self.root = Frame(self)
@@ -88,53 +87,58 @@ class Recorder:
         self._flusher.start()
 
     # -- emitting ---------------------------------------------------------------
+    # Pending entries are lines, or (seq, builder) pairs whose line is built at flush time,
+    # off the SDK call's path. Numbers are drawn under the lock that queues the entry, so
+    # every spool file holds a run's events in seq order.
 
     def frame(self) -> Frame:
         current = _FRAME.get()
         return current if current is not None and current.recorder is self else self.root
 
-    def next_seq(self) -> int:
-        return next(self._seq)
+    def event(self, kind: str, frame: Frame, seq: int, **fields: Any) -> dict[str, Any]:
+        """One event dict (run, task and span filled from the frame)."""
+        return {"event_id": new_id(), "run_id": self.run_id, "benchmark": self.benchmark, "kind": kind,
+                "seq": seq, "ts": now(), "task_id": frame.task_id, "trace_id": frame.trace_id,
+                "parent_span_id": frame.span_id, "agent": frame.agent, **fields}
 
     def emit(self, kind: str, frame: Frame | None = None, **fields: Any) -> dict[str, Any]:
-        """Append one event (run, task and span filled from the frame); returns it."""
+        """Record one event now; returns it."""
         frame = frame or self.frame()
-        event = {"event_id": new_id(), "run_id": self.run_id, "benchmark": self.benchmark, "kind": kind,
-                 "seq": None, "ts": now(), "task_id": frame.task_id, "trace_id": frame.trace_id,
-                 "parent_span_id": frame.span_id, "agent": frame.agent, **fields}
-        if event["seq"] is None:
-            event["seq"] = self.next_seq()
-        line = dumps_event(event)
         with self._lock:
-            self._pending.append(line)
-            waiting = len(self._pending)
-        if waiting >= self.flush_every:
-            self._wake.set()
+            event = self.event(kind, frame, next(self._seq), **fields)
+            self._pending.append(dumps_event(event))
+        self._nudge()
         return event
 
-    def defer(self, build: Callable[[], Any]) -> None:
-        """Run `build` (which emits) on the spool thread, keeping it off the caller's path."""
-        self._deferred.append(build)
-        if len(self._deferred) >= self.flush_every:
+    def defer(self, build: Callable[[int], dict[str, Any] | None]) -> None:
+        """Number an event now; `build(seq)` makes it at the next flush, off the caller's path."""
+        with self._lock:
+            self._pending.append((next(self._seq), build))
+        self._nudge()
+
+    def _nudge(self) -> None:
+        if len(self._pending) >= self.flush_every:
             self._wake.set()
 
-    def _run_deferred(self) -> None:
-        while self._deferred:
-            self.safely("llm call", self._deferred.popleft())
+    def _line(self, entry: bytes | tuple[int, Callable[[int], dict[str, Any] | None]]) -> bytes | None:
+        if isinstance(entry, bytes):
+            return entry
+        event = self.safely("llm call", entry[1], entry[0])
+        return dumps_event(event) if event is not None else None
 
     def flush(self) -> None:
         """Build the deferred events, then write and fsync everything pending as one batch."""
-        self._run_deferred()
         with self._write_lock:
             with self._lock:
-                lines, self._pending = self._pending, []
-            self.spool.write_batch(lines)
+                entries, self._pending = self._pending, []
+            lines = [line for line in map(self._line, entries) if line is not None]
+            self.safely("spool batch", self.spool.write_batch, lines)
 
     def _flush_loop(self) -> None:
         while not self._closing:
             self._wake.wait(self.flush_seconds)
             self._wake.clear()
-            self.safely("spool batch", self.flush)
+            self.flush()
 
     def safely(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run recording code; a failure becomes a warning and the user's program goes on."""
@@ -229,7 +233,7 @@ class Recorder:
         self._closing = True
         self._wake.set()
         self._flusher.join()
-        self._run_deferred()  # before run_attrs: they count the models called
+        self.flush()  # builds the deferred calls, which count the models called
         if "model" not in self.attrs and self._models:  # the orchestrator: the model called most
             self.emit("run_attrs", self.root, ts=None, payload={"model": self._models.most_common(1)[0][0]})
         self.emit("run_finished", self.root, payload={"status": "ok"})

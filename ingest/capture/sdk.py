@@ -32,7 +32,6 @@ class LLMCall:
         if self.frame.agent == "orchestrator" and self.frame.task_id is not None:
             self.frame.steps[0] += 1
             self.step = self.frame.steps[0]
-        self.seq = recorder.next_seq()  # numbered when it starts, though written later
         self.ts, self.started = now(), time.perf_counter()
         self.first_item: float | None = None
         self.attempts: list[dict[str, int]] = []
@@ -57,7 +56,7 @@ class LLMCall:
         """Note the end time now; the event itself is built later, off the caller's path."""
         self.latency = time.perf_counter() - self.started
 
-    def finish(self, summary: dict[str, Any]) -> None:
+    def finish(self, summary: dict[str, Any], seq: int) -> dict[str, Any]:
         latency = self.latency
         model = summary.get("model") or self.kwargs.get("model")
         self.recorder.note_model(model if self.frame.agent == "orchestrator" else None)
@@ -69,19 +68,19 @@ class LLMCall:
             extra["content"] = content
         cost = self.recorder.prices.cost(model, summary.get("prompt_tokens"), summary.get("completion_tokens"),
                                          summary.get("cached_tokens"))
-        self.recorder.emit("llm_call", self.frame, seq=self.seq, ts=self.ts, span_id=new_span(), model=model,
+        return self.recorder.event("llm_call", self.frame, seq, ts=self.ts, span_id=new_span(), model=model,
                            prompt_tokens=summary.get("prompt_tokens"), completion_tokens=summary.get("completion_tokens"),
                            reasoning_tokens=summary.get("reasoning_tokens"), cached_tokens=summary.get("cached_tokens"),
                            finish_reason=summary.get("finish_reason"), latency_s=latency, cost_usd=cost,
-                           payload=self._payload(**extra))
+                                   payload=self._payload(**extra))
 
-    def fail(self, error: BaseException) -> None:
+    def fail(self, error: BaseException, seq: int) -> dict[str, Any]:
         status = getattr(error, "status_code", None)
         detail = {"type": type(error).__name__, "status": status, "code": getattr(error, "code", None),
                   "message": str(error)[:500]}
-        self.recorder.emit("llm_call", self.frame, seq=self.seq, ts=self.ts, span_id=new_span(),
-                           model=self.kwargs.get("model"), latency_s=self.latency, finish_reason="error",
-                           payload=self._payload(error=detail))
+        return self.recorder.event("llm_call", self.frame, seq, ts=self.ts, span_id=new_span(),
+                                   model=self.kwargs.get("model"), latency_s=self.latency, finish_reason="error",
+                                   payload=self._payload(error=detail))
 
 
 def _tool_name(tool: Any) -> str | None:
@@ -122,11 +121,11 @@ def _observe_sync(items: Iterator[Any], call: LLMCall, accumulator: Any) -> Iter
             yield item
     except BaseException as e:
         call.done()
-        call.recorder.defer(lambda: call.fail(e))
+        call.recorder.defer(lambda seq: call.fail(e, seq))
         raise
     else:
         call.done()
-        call.recorder.defer(lambda: call.finish(accumulator.summary()))
+        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
 
 
 async def _observe_async(items: AsyncIterator[Any], call: LLMCall, accumulator: Any) -> AsyncIterator[Any]:
@@ -138,11 +137,11 @@ async def _observe_async(items: AsyncIterator[Any], call: LLMCall, accumulator: 
             yield item
     except BaseException as e:
         call.done()
-        call.recorder.defer(lambda: call.fail(e))
+        call.recorder.defer(lambda seq: call.fail(e, seq))
         raise
     else:
         call.done()
-        call.recorder.defer(lambda: call.finish(accumulator.summary()))
+        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
 
 
 def observe_stream(stream: Any, call: LLMCall, accumulator: Any, is_async: bool) -> None:
@@ -171,12 +170,12 @@ def wrap_method(recorder: Recorder, owner: Any, name: str, provider: str, summar
             recorder.safely("stream", observe_stream, result, call, accumulator(), is_async)
         else:
             call.done()
-            recorder.defer(lambda: call.finish(summarise(result)))
+            recorder.defer(lambda seq: call.finish(summarise(result), seq))
 
     def failed(call: LLMCall | None, error: BaseException) -> None:
         if call is not None:
             call.done()
-            recorder.defer(lambda: call.fail(error))
+            recorder.defer(lambda seq: call.fail(error, seq))
 
     if is_async:
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
