@@ -28,3 +28,9 @@ class StoreError(TracewhError):
     """The warehouse is missing, unreadable or asked for something it does not hold."""
 
     exit_code = 1
+
+
+class QualityError(TracewhError):
+    """A batch failed the data-quality gate; nothing was committed. The message is the report."""
+
+    exit_code = 2

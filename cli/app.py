@@ -6,6 +6,7 @@ can fix print one line to stderr and exit non-zero (2 for bad input).
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,9 @@ def ingest(
     prices: Annotated[Optional[Path], typer.Option(help="Model price file (JSON) for logs without costs. "
                                                    "Default: $TRACEWH_HOME/prices.json if present, else built-in prices.",
                                                    show_default=False)] = None,
+    quarantine: Annotated[bool, typer.Option("--quarantine", help="Hold events that fail the data-quality gate "
+                                             "(see `tracewh quarantine`) and commit the rest, instead of refusing the batch.")] = False,
+    check: Annotated[bool, typer.Option("--check/--no-check", help="Run the data-quality gate before each commit.")] = True,
 ) -> None:
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
     from ..ingest.prices import PriceRegistry
@@ -77,7 +81,8 @@ def ingest(
     limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)
     registry = PriceRegistry.load(prices)
     with RichListener(err) as listener:
-        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener, prices=registry)
+        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener, prices=registry,
+                           check=check, quarantine=quarantine)
     Console().print(report_table(report))
 
 
@@ -178,6 +183,57 @@ def cards(
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--variant") from None
     err.print(f"wrote {len(paths)} cards to {out}")
+
+
+@app.command("check")
+def check_store(as_of: AsOfOpt = None, warehouse: WarehouseOpt = None,
+                format: Annotated[Format, typer.Option("--format", "-f", help="table (a text report) or json.")] = Format.table,  # noqa: A002
+                ) -> None:
+    """Run the data-quality suites over the whole store and read back every Parquet file. Exit 1 on problems."""
+    from ..ingest.quality.gate import check_events
+
+    wh = _open(warehouse, as_of)
+    unreadable = wh.store.unreadable_files(as_of)
+    report = check_events(wh.con) if not unreadable else None
+    if format is Format.json:
+        result = report.to_dict() if report else {"passed": False}
+        sys.stdout.write(json.dumps(result | {"unreadable_files": [{"file": f, "error": e} for f, e in unreadable]},
+                                    indent=2, default=str) + "\n")
+    else:
+        for file, error in unreadable:
+            Console().print(f"[red]unreadable[/red] {file}: {escape(error)}", highlight=False, soft_wrap=True)
+        Console().print(report.to_text() if report else "data-quality suites not run: fix the unreadable files first",
+                        highlight=False, markup=False, soft_wrap=True)
+    if unreadable or (report and report.failed):
+        raise typer.Exit(1)
+
+
+@app.command("quarantine")
+def quarantine_list(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table,  # noqa: A002
+                    out: Annotated[Optional[Path], typer.Option(help="Export every held event (all columns) "
+                                                                "to this .parquet or .jsonl file.")] = None) -> None:
+    """List the events the data-quality gate held back (ingest --quarantine), with their reasons."""
+    from ..warehouse.quarantine import Quarantine
+
+    wh = _open(warehouse)
+    held = Quarantine(wh.path).relation(wh.con)
+    if out is not None:
+        held.write_parquet(str(out)) if out.suffix == ".parquet" else out.write_text(
+            render(held.to_arrow_table(), Format.json))
+        err.print(f"exported {held.to_arrow_table().num_rows} held events to {out}")
+        return
+    summary = held.project("quarantined_at, run_id, kind, source, event_id, array_to_string(reasons, ' | ') as reasons")
+    sys.stdout.write(render(summary.to_arrow_table(), format))
+
+
+@app.command()
+def doctor(warehouse: WarehouseOpt = None) -> None:
+    """Find and remove what interrupted ingests left behind (uncommitted files, staging folders)."""
+    found = _open(warehouse).store.doctor()
+    for what, paths in found.items():
+        err.print(f"{what}: {len(paths)} removed", highlight=False)
+        for path in paths:
+            err.print(f"  {path}", highlight=False)
 
 
 @app.command()

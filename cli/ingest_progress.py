@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 
@@ -39,6 +40,9 @@ class RichListener(Listener):
         if self.task is not None:
             self.progress.remove_task(self.task)
             self.task = None
+        for flag in report.flags:
+            self.progress.console.print(f"[yellow]{escape(report.source)}[/yellow]: {escape(flag)}", highlight=False,
+                                        soft_wrap=True)
 
 
 def report_table(report: IngestReport) -> Table:
@@ -50,5 +54,6 @@ def report_table(report: IngestReport) -> Table:
         table.add_row(Path(s.source).name, ",".join(sorted(set(s.adapters))) or "-", str(s.read), str(s.commit.added),
                       str(s.commit.duplicates), version)
     table.caption = (f"{len(report.sources)} batches: {report.added} events added, {report.duplicates} duplicate events, "
-                     f"{report.already_ingested} batches already ingested")
+                     f"{report.already_ingested} batches already ingested"
+                     + (f", {report.quarantined} events quarantined" if report.quarantined else ""))
     return table

@@ -15,3 +15,5 @@ class AdapterContext:
     attrs: dict[str, str] = field(default_factory=dict)  # from `ingest --attr key=value`
     progress: Progress = no_progress  # stored bytes consumed
     prices: PriceRegistry = field(default_factory=PriceRegistry)  # cost where a log has none
+    check: bool = True  # run the data-quality gate before commit
+    quarantine: bool = False  # hold failing events instead of refusing the batch

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from deltalake.exceptions import DeltaError
 
 from .. import __version__
 from ..schema import ARROW_SCHEMA, event_id
-from ..warehouse.store import CommitResult, Store
+from ..errors import QualityError, StoreError
+from ..warehouse.store import CommitResult, Held, Store
 from .context import AdapterContext
 from .adapters import SOURCE_ADAPTERS
 from .detect import detect
@@ -39,6 +41,7 @@ class SourceReport:
     read: int
     commit: CommitResult
     skipped_files: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # data-quality warnings (not refused)
 
 
 @dataclass
@@ -52,6 +55,10 @@ class IngestReport:
     @property
     def duplicates(self) -> int:
         return sum(s.commit.duplicates for s in self.sources)
+
+    @property
+    def quarantined(self) -> int:
+        return sum(s.commit.quarantined for s in self.sources)
 
     @property
     def already_ingested(self) -> int:
@@ -70,14 +77,14 @@ class Listener:
 
 def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = None, *,
            limits: Limits = Limits(), listener: Listener | None = None,
-           prices: PriceRegistry | None = None) -> IngestReport:
+           prices: PriceRegistry | None = None, check: bool = True, quarantine: bool = False) -> IngestReport:
     """Ingest every source named by `paths`; each commits atomically or not at all."""
     listener = listener or Listener()
     prices = prices or PriceRegistry.load()
     report = IngestReport()
     for source in expand(list(paths), limits):
         listener.start_source(source)
-        ctx = AdapterContext(limits, attrs or {}, listener.advance, prices)
+        ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
         result = ingest_source(store, source, ctx)
         report.sources.append(result)
         listener.end_source(result)
@@ -85,6 +92,14 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
 
 
 def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
+    try:
+        return _ingest_source(store, source, ctx)
+    except (OSError, DeltaError) as e:  # disk full, unwritable store: say so, the store is as it was
+        raise StoreError(f"{source.path}: could not write the batch to {store.root} ({e}); nothing was committed. "
+                         "`tracewh doctor` removes any partial files.") from None
+
+
+def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
     attrs = ctx.attrs
     key = batch_key(source.digest, attrs)
     if store.find_batch(key) is not None:  # cheap early exit; commit() checks again under the lock
@@ -97,9 +112,28 @@ def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceRe
         writer.close()
         meta = {"digest": source.digest, "key": key, "batch_id": batch_id, "source": str(source.path),
                 "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
-        commit = store.commit(staged, meta)
+        flags: list[str] = []
+        commit = store.commit(staged, meta, _gate(staged, source, ctx, flags))
     skipped = [f.name for f in source.others if f.name not in claimed]
-    return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, skipped)
+    return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, skipped, flags)
+
+
+def _gate(staged: Path, source: Source, ctx: AdapterContext, flags: list[str]) -> Held | None:
+    """Run the data-quality suites on the staged batch: refuse it, or hold its failing events.
+
+    Warnings (flagged, not refused) are appended to `flags`."""
+    if not ctx.check:
+        return None
+    from .quality.gate import check_staged
+
+    report = check_staged(staged)
+    flags += [f.describe() for f in report.failures if f.rule.severity == "warn"]
+    if not report.failed:
+        return None
+    if not ctx.quarantine:
+        raise QualityError(f"{source.path}: refused by the data-quality gate; nothing was committed "
+                           f"(ingest --quarantine holds failing events and commits the rest)\n{report.to_text()}")
+    return Held(report.reasons_by_event(), report.suites_version)
 
 
 def batch_key(digest: str, attrs: dict[str, str]) -> str:

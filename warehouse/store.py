@@ -26,12 +26,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
+from .quarantine import Quarantine
 from .sqltext import literal, literal_list
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
@@ -61,6 +64,15 @@ class CommitResult:
     duplicates: int
     already_ingested: bool = False
     kinds: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+
+
+@dataclass
+class Held:
+    """Events the quality gate failed: event_id -> reasons."""
+
+    reasons: dict[str, list[str]]
+    suites_version: str
 
 
 class Store:
@@ -126,21 +138,28 @@ class Store:
         finally:
             shutil.rmtree(path, ignore_errors=True)
 
-    def commit(self, staged: Path, meta: dict[str, str]) -> CommitResult:
+    def commit(self, staged: Path, meta: dict[str, str], held: Held | None = None) -> CommitResult:
         """Append the staged events not already stored, as one Delta commit.
 
         `staged` is a folder of part-*.parquet files in the event schema; `meta` must hold
-        `key`, and a key already committed adds nothing.
+        `key`, and a key already committed adds nothing. `held`: events the quality gate
+        failed, written to the quarantine instead (just before the commit).
         """
         with self.lock():
             self._ensure_table()
             self.remove_orphans()
             if self.find_batch(meta["key"]):
                 return CommitResult(None, 0, 0, already_ingested=True)
-            staged_rows, kinds = self._write_new_events(duckdb.connect(), staged)
+            con = duckdb.connect()
+            quarantined = 0
+            if held is not None:
+                quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
+                                                         held.suites_version)
+                con.register("excluded", pa.table({"event_id": list(held.reasons)}))
+            staged_rows, kinds = self._write_new_events(con, staged, excluded=held is not None)
             added = sum(kinds.values())
             if not added:
-                return CommitResult(None, 0, staged_rows)
+                return CommitResult(None, 0, staged_rows - quarantined, quarantined=quarantined)
             counts = {"staged": str(staged_rows), "added": str(added), "kinds": json.dumps(kinds)}
             write_deltalake(
                 str(self.table_path),
@@ -150,7 +169,8 @@ class Store:
                 writer_properties=WriterProperties(compression="ZSTD"),
                 commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}),
             )
-            return CommitResult(self.version(), added, staged_rows - added, kinds=kinds)
+            return CommitResult(self.version(), added, staged_rows - added - quarantined, kinds=kinds,
+                                quarantined=quarantined)
 
     def _ensure_table(self) -> None:
         if self.table() is None:
@@ -162,22 +182,50 @@ class Store:
                 name="tracewh_events",
             )
 
-    def _write_new_events(self, con: duckdb.DuckDBPyConnection, staged: Path) -> tuple[int, dict[str, int]]:
-        """Write staged events minus ids already stored and minus repeats within the
-        batch to staged/NEW_EVENTS; return the staged row count and new rows per kind."""
+    def _write_new_events(self, con: duckdb.DuckDBPyConnection, staged: Path,
+                          excluded: bool = False) -> tuple[int, dict[str, int]]:
+        """Write staged events minus ids already stored, minus repeats within the batch
+        and minus `excluded` (held in quarantine) to staged/NEW_EVENTS; return the staged
+        row count and new rows per kind."""
         new_events = literal(staged / NEW_EVENTS)
         con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')})")
         staged_rows = con.execute("select count(*) from staged").fetchall()[0][0]
         benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged").fetchall()]
         stored = [f for f in self.files() if any(f"/benchmark={b}/" in f for b in benchmarks)]
-        query = "select * from staged"
+        query = "select * from staged where true"
         if stored:
             con.execute(f"create view stored as select event_id from read_parquet({literal_list(stored)})")
-            query += " where event_id not in (select event_id from stored)"
+            query += " and event_id not in (select event_id from stored)"
+        if excluded:
+            query += " and event_id not in (select event_id from excluded)"
         query += " qualify row_number() over (partition by event_id order by seq) = 1"
         con.execute(f"copy ({query}) to {new_events} (format parquet, compression zstd)")
         kinds = con.sql(f"select kind, count(*) from read_parquet({new_events}) group by kind order by kind")
         return staged_rows, dict(kinds.fetchall())
+
+    def unreadable_files(self, version: int | None = None) -> list[tuple[str, str]]:
+        """(file, problem) for committed files that are missing, not the size the Delta log
+        recorded, or cannot be decoded in full. (Parquet pages carry no checksums here, so a
+        same-size bit flip inside data is found only if it breaks decoding.)"""
+        table = self.table(version)
+        if table is None:
+            return []
+        actions = pa.table(table.get_add_actions(flatten=True))
+        sizes = dict(zip(actions["path"].to_pylist(), actions["size_bytes"].to_pylist()))
+        return [(path, problem) for path in table.file_uris()
+                if (problem := _file_problem(path, sizes.get(_relative(path, self.table_path))))]
+
+    def doctor(self) -> dict[str, list[str]]:
+        """Remove what interrupted writers left behind; returns what was removed, by kind."""
+        with self.lock():
+            orphans = [str(p) for p in self.remove_orphans()]
+            staging = [str(p) for p in _remove_dead_staging(self.root / "_staging")]
+            log = self.table_path / "_delta_log"
+            temp = [p for p in log.glob("*.tmp")] if log.exists() else []
+            for p in temp:
+                p.unlink()
+        return {"uncommitted data files": orphans, "abandoned staging folders": staging,
+                "unfinished commit files": [str(p) for p in temp]}
 
     def remove_orphans(self) -> list[Path]:
         """Delete data files no commit references (left by a writer that died mid-batch).
@@ -211,12 +259,32 @@ def _batch(history: dict) -> Batch:
     )
 
 
-def _remove_dead_staging(base: Path) -> None:
+def _relative(path: str, table_path: Path) -> str:
+    return os.path.relpath(path, table_path).replace(os.sep, "/")
+
+
+def _file_problem(path: str, logged_size: int | None) -> str | None:
+    try:
+        size = os.path.getsize(path)
+        if logged_size is not None and size != logged_size:
+            return f"{size} bytes, but the Delta log recorded {logged_size}"
+        parquet = pq.ParquetFile(path)
+        for group in range(parquet.num_row_groups):
+            parquet.read_row_group(group)
+    except Exception as e:  # noqa: BLE001 - any failure to read it back is the finding
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _remove_dead_staging(base: Path) -> list[Path]:
     """Staging folders are named <pid>-<random>; drop those whose process is gone."""
-    for path in base.iterdir():
+    removed = []
+    for path in base.iterdir() if base.exists() else []:
         pid = path.name.split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def _alive(pid: int) -> bool:

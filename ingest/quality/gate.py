@@ -1,0 +1,160 @@
+"""Run the expectation suites with great-expectations over a batch of events, in chunks.
+
+Imported only by the paths that check data (ingest's gate, `tracewh check`): the GX import
+costs about two seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from ...warehouse.sqltext import literal
+from .rules import BY_KIND, CHECK_FRAME_SQL, COMMON, SUITES_VERSION, Rule
+
+CHUNK_ROWS = 200_000
+EXAMPLES = 5
+
+
+@dataclass
+class Failure:
+    suite: str
+    rule: Rule
+    count: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    event_ids: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        where = "; ".join(f"{e.get('source') or e.get('event_id')}: {e.get('value')!r}" for e in self.examples)
+        return f"[{self.rule.severity}] {self.suite}: {self.rule.name} failed for {self.count} events ({self.rule.why}). e.g. {where}"
+
+
+@dataclass
+class Report:
+    rows: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    suites_version: str = SUITES_VERSION
+
+    @property
+    def errors(self) -> list[Failure]:
+        return [f for f in self.failures if f.rule.severity == "error"]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors)
+
+    def reasons_by_event(self) -> dict[str, list[str]]:
+        """event_id -> the error rules it broke (what quarantine keeps with it)."""
+        reasons: dict[str, list[str]] = {}
+        for f in self.errors:
+            for event_id in f.event_ids:
+                reasons.setdefault(event_id, []).append(f"{f.suite}: {f.rule.name}: {f.rule.why}")
+        return reasons
+
+    def to_text(self) -> str:
+        head = f"data-quality check (suites {self.suites_version}): {self.rows} events, " \
+               f"{len(self.errors)} failed expectations, {len(self.failures) - len(self.errors)} warnings"
+        return "\n".join([head, *(f"  {f.describe()}" for f in self.failures)])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"suites_version": self.suites_version, "rows": self.rows, "passed": not self.failed,
+                "failures": [{"suite": f.suite, "expectation": f.rule.expectation, "column": f.rule.column,
+                              "severity": f.rule.severity, "why": f.rule.why, "count": f.count,
+                              "examples": f.examples} for f in self.failures]}
+
+    def to_json(self) -> str:
+        return orjson.dumps(self.to_dict(), default=str, option=orjson.OPT_INDENT_2).decode()
+
+
+class Gate:
+    """The suites as great-expectations objects, ready to validate pandas chunks."""
+
+    def __init__(self) -> None:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        logging.getLogger("great_expectations").setLevel(logging.ERROR)
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        asset = context.data_sources.add_pandas("tracewh").add_dataframe_asset("batch")
+        self.batches = asset.add_batch_definition_whole_dataframe("chunk")
+        self.suites = {"all events": self._suite(gx, "all events", COMMON)}
+        self.suites |= {kind: self._suite(gx, kind, rules) for kind, rules in BY_KIND.items()}
+        self.rules = {"all events": COMMON, **BY_KIND}
+
+    @staticmethod
+    def _suite(gx: Any, name: str, rules: Iterable[Rule]) -> Any:
+        import great_expectations.expectations as gxe
+
+        suite = gx.ExpectationSuite(name=f"tracewh {name} {SUITES_VERSION}")
+        for rule in rules:
+            suite.add_expectation(getattr(gxe, rule.expectation)(column=rule.column, **rule.kwargs))
+        return suite
+
+    def check(self, chunks: Iterator[pa.RecordBatch]) -> Report:
+        report, found = Report(), {}
+        for chunk in chunks:
+            frame = chunk.to_pandas()
+            report.rows += len(frame)
+            self._validate("all events", frame, found)
+            for kind in BY_KIND:
+                part = frame[frame["kind"] == kind]
+                if len(part):
+                    self._validate(kind, part, found)
+        report.failures = list(found.values())
+        return report
+
+    def _validate(self, suite: str, frame: Any, found: dict[tuple[str, str], Failure]) -> None:
+        result = self.batches.get_batch(batch_parameters={"dataframe": frame}).validate(
+            self.suites[suite], result_format={"result_format": "COMPLETE",
+                                               "unexpected_index_column_names": ["event_id", "source"]})
+        rules = {(_snake(r.expectation), r.column): r for r in self.rules[suite]}
+        for outcome in result.results:
+            if outcome.success:
+                continue
+            config = outcome.expectation_config
+            rule = rules[(config.type, config.kwargs["column"])]
+            failure = found.setdefault((suite, rule.name), Failure(suite, rule))
+            rows = outcome.result.get("unexpected_index_list") or []
+            failure.count += outcome.result.get("unexpected_count") or len(rows)
+            failure.event_ids += [r["event_id"] for r in rows]
+            failure.examples += [{"event_id": r["event_id"], "source": r["source"], "value": _plain(r.get(rule.column))}
+                                 for r in rows[: EXAMPLES - len(failure.examples)]]
+
+
+def _snake(class_name: str) -> str:
+    """ExpectColumnValuesToNotBeNull -> expect_column_values_to_not_be_null (GX's expectation type)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
+    """Check the events `batch_sql` selects (columns of the event schema plus `row_number`)."""
+    con.execute(f"create or replace temp view batch as {batch_sql}")
+    return Gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
+
+
+def check_staged(staged: Path) -> Report:
+    """A batch being ingested, in the order its files were read."""
+    files = literal(staged / "part-*.parquet")
+    return check_relation(duckdb.connect(), f"select *, file_row_number as row_number "
+                                            f"from read_parquet({files}, file_row_number = true)")
+
+
+def check_events(con: duckdb.DuckDBPyConnection) -> Report:
+    """Every stored event (`events_raw` of a warehouse connection), batch by batch in source order."""
+    return check_relation(con, r"""
+        select *, row_number() over (order by batch_id, regexp_extract(source, '^(.*):\d+$', 1),
+                                     TRY_CAST(regexp_extract(source, ':(\d+)$', 1) AS BIGINT), seq) as row_number
+        from events_raw""")

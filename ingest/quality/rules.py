@@ -1,0 +1,102 @@
+"""The expectation suites, as code: one suite for every event, one per kind, per-benchmark rules.
+
+Rules are data here (no great-expectations import) and become GX expectations in
+`gate.py`. Facts about the batch as a whole (ids unique in the batch, seq order within a
+run, a DELEGATE-52 backward step carrying its score) are computed by SQL over the staged
+batch into boolean columns, which the row-level expectations then check.
+
+Bump SUITES_VERSION whenever a rule changes: reports and quarantine records carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...schema import KIND_NAMES
+
+SUITES_VERSION = "2026.11.1"
+
+KNOWN_FINISH_REASONS = (
+    "stop", "length", "tool_calls", "tool_call", "function_call", "content_filter", "error", "empty",
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal", "model_length", "unknown",
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    expectation: str  # great-expectations class name
+    column: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    severity: str = "error"  # error: refuses the batch (or quarantines); warn: reported only
+    why: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.expectation}({self.column})"
+
+
+def not_null(column: str, why: str = "") -> Rule:
+    return Rule("ExpectColumnValuesToNotBeNull", column, why=why or f"{column} is required")
+
+
+def at_least_zero(column: str) -> Rule:
+    return Rule("ExpectColumnValuesToBeBetween", column, {"min_value": 0}, why=f"{column} cannot be negative")
+
+
+def holds(flag: str, why: str) -> Rule:
+    """A batch-level fact computed in CHECK_FRAME_SQL must be true on the row."""
+    return Rule("ExpectColumnValuesToBeInSet", flag, {"value_set": [True]}, why=why)
+
+
+COMMON = (
+    not_null("event_id"), not_null("run_id"), not_null("benchmark"), not_null("seq"),
+    Rule("ExpectColumnValuesToBeInSet", "kind", {"value_set": sorted(KIND_NAMES)}, why="kind must be a known kind"),
+    holds("event_id_unique", "event ids are unique within a batch"),
+    holds("seq_in_order", "seq increases along each source file, within a run"),
+    holds("ts_plausible", "times lie between 2000-01-01 and a day from now"),
+    holds("payload_valid", "payload is a valid JSON object"),
+)
+
+BY_KIND: dict[str, tuple[Rule, ...]] = {
+    "llm_call": (
+        *map(at_least_zero, ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens",
+                             "cost_usd", "latency_s")),
+        Rule("ExpectColumnValuesToBeInSet", "finish_reason", {"value_set": list(KNOWN_FINISH_REASONS)},
+             severity="warn", why="finish_reason outside the known vocabulary (flagged, not refused)"),
+        holds("d52_backward_scored", "a DELEGATE-52 backward step carries a score"),
+    ),
+    "tool_call": (not_null("tool_name"), at_least_zero("latency_s")),
+    "tool_result": (at_least_zero("latency_s"),),
+    "delegation": (at_least_zero("cost_usd"), at_least_zero("latency_s")),
+    "task_finished": (at_least_zero("cost_usd"), at_least_zero("latency_s")),
+    "score": (not_null("score"),
+              Rule("ExpectColumnValuesToBeBetween", "score", {"min_value": 0, "max_value": 1}, why="scores lie in [0, 1]")),
+    "judgment": (Rule("ExpectColumnValuesToBeBetween", "score", {"min_value": 0, "max_value": 1},
+                      why="scores lie in [0, 1]"),
+                 holds("ecb_votes_present", "an EntCollabBench judgment carries its votes")),
+}
+
+CHECKED_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "cost_usd",
+                   "latency_s", "finish_reason", "tool_name", "score")
+
+# Over a relation `batch` of events (with `row_number`, their order in the batch): the
+# columns the rules check. Rows stay in batch order.
+CHECK_FRAME_SQL = f"""
+select
+    event_id, run_id, benchmark, kind, seq, source, {", ".join(CHECKED_COLUMNS)},
+    count(*) over (partition by event_id) = 1 as event_id_unique,
+    coalesce(
+        kind = 'run_attrs' or seq > lag(seq) over (
+            partition by regexp_extract(source, '^(.*):\\d+$', 1), run_id, kind = 'run_attrs' order by row_number),
+        true) as seq_in_order,
+    ts is null or ts between TIMESTAMPTZ '2000-01-01' and now() + interval 1 day as ts_plausible,
+    payload is null or (json_valid(payload) and json_type(payload) = 'OBJECT') as payload_valid,
+    not (benchmark = 'delegate52' and kind = 'llm_call' and payload ->> '$.harness' = 'relay'
+         and payload ->> '$.direction' = 'backward')
+      or exists (select 1 from batch s where s.kind = 'score' and s.run_id = batch.run_id and s.seq = batch.seq + 9999)
+      as d52_backward_scored,
+    not (benchmark = 'entcollabbench' and kind = 'judgment') or (payload -> '$.votes') is not null as ecb_votes_present
+from batch
+order by row_number
+"""
