@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow.parquet as pq
 from deltalake.exceptions import DeltaError
 
@@ -94,7 +95,7 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
 def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
     try:
         return _ingest_source(store, source, ctx)
-    except (OSError, DeltaError) as e:  # disk full, unwritable store: say so, the store is as it was
+    except (OSError, DeltaError, duckdb.IOException) as e:  # disk full, unwritable store: the store is as it was
         raise StoreError(f"{source.path}: could not write the batch to {store.root} ({e}); nothing was committed. "
                          "`tracewh doctor` removes any partial files.") from None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,8 +36,8 @@ class Where:
 
 
 def _describe(value: Any) -> str:
-    text = orjson.dumps(value, default=str).decode()
-    return f"{type(value).__name__} {text[:60]}"
+    """A short, safe rendering of a bad value for an error message (values may be huge or deeply nested)."""
+    return f"{type(value).__name__} {reprlib.repr(value)}"
 
 
 def _string(value: Any, name: str, where: Where) -> str:

@@ -63,3 +63,25 @@ def load_views() -> tuple[ViewDef, ...]:
     except CycleError as e:
         raise ValueError(f"views read each other in a cycle: {e.args[1]}") from None
     return tuple(views[name] for name in order)
+
+
+def views_needed(query: str) -> list[ViewDef]:
+    """The views `query` reads, and the views those read, in creation order.
+
+    All views when sqlglot cannot read the query (creating every view is always correct,
+    only slower: DuckDB binds each view as it is created).
+    """
+    views = load_views()
+    try:
+        tables = {t.name for statement in sqlglot.parse(query, read="duckdb") if statement
+                  for t in statement.find_all(exp.Table)}
+    except sqlglot.errors.SqlglotError:
+        return list(views)
+    by_name = {v.name: v for v in views}
+    wanted, stack = set(), [t for t in tables if t in by_name]
+    while stack:
+        name = stack.pop()
+        if name not in wanted:
+            wanted.add(name)
+            stack += [d for d in by_name[name].depends if d in by_name]
+    return [v for v in views if v.name in wanted]

@@ -122,3 +122,15 @@ def test_doctor_removes_leftovers_of_interrupted_ingests(seeded):
     assert not orphan.exists() and committed.exists()
     assert tw.open(seeded).sql("select count(*) from events").fetchall() == [(2,)]
     assert "0 removed" in tracewh("doctor", "-w", seeded, check=True).err
+
+
+def test_queries_do_not_import_great_expectations(seeded):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracewh", "sql", "select count(*) from runs",
+                           "-w", str(seeded)], capture_output=True, text=True)
+    assert proc.returncode == 0 and "great_expectations" not in proc.stderr
+    assert "great_expectations" in subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tracewh", "check", "-w", str(seeded)],
+        capture_output=True, text=True).stderr

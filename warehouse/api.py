@@ -10,7 +10,7 @@ import duckdb
 
 from ..paths import default_warehouse
 from ..queries.registry import load_views
-from .connection import connect
+from .connection import ViewCreator, connect
 from .store import Batch, Store
 
 
@@ -29,15 +29,25 @@ class Warehouse:
         self.store = Store(self.path)
         self.pinned = version
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._views: ViewCreator | None = None
 
     def __repr__(self) -> str:
         return f"Warehouse({str(self.path)!r}, version={self.version})"
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection. `events_raw` is always there; views appear as `sql()` needs them
+        (call `create_views()` first to query views on the raw connection)."""
         if self._con is None:
-            self._con = connect(self.store, self.pinned)
+            self._con = connect(self.store, self.pinned, views=False)
+            self._views = ViewCreator(self._con)
         return self._con
+
+    def create_views(self, query: str | None = None) -> None:
+        """Create the views `query` reads (all views when no query is given)."""
+        self.con
+        assert self._views is not None
+        self._views.for_query(query if query is not None else " ".join(f"select * from {v.name};" for v in load_views()))
 
     @property
     def version(self) -> int | None:
@@ -45,6 +55,7 @@ class Warehouse:
 
     def sql(self, query: str, params: list | None = None) -> duckdb.DuckDBPyRelation:
         """A DuckDB relation: `.pl()` for Polars, `.arrow()` for Arrow, `.fetchall()` for tuples."""
+        self.create_views(query)
         return self.con.sql(query, params=params)
 
     def as_of(self, version: int) -> Warehouse:
@@ -63,13 +74,15 @@ class Warehouse:
         return self.store.batches()
 
     def views(self) -> list[ViewInfo]:
-        return [ViewInfo(v.name, v.description, [(r[0], r[1]) for r in self.sql(f"DESCRIBE {v.name}").fetchall()])
+        self.create_views()
+        relations = {v.name: self.con.sql(f"from {v.name}") for v in load_views()}  # bound, never run
+        return [ViewInfo(v.name, v.description, list(zip(relations[v.name].columns, map(str, relations[v.name].types))))
                 for v in load_views()]
 
     def close(self) -> None:
         if self._con is not None:
             self._con.close()
-            self._con = None
+            self._con = self._views = None
 
 
 def open(path: str | Path | None = None, version: int | None = None) -> Warehouse:  # noqa: A001

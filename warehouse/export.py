@@ -24,6 +24,7 @@ def export_events(wh: Warehouse, out: Path, run_ids: list[str] | None = None) ->
         query += " where run_id in (select unnest(?::varchar[]))"
         params.append(run_ids)
     query += " order by run_id, seq, event_id"
+    wh.create_views(query)
     reader = wh.con.execute(query, params).to_arrow_reader(EXPORT_BATCH_ROWS)
     meta = {"exported_by": f"tracewh {__version__}", "store_version": wh.version}
     target = nullcontext(sys.stdout.buffer) if str(out) == "-" else open_native(Path(out), **meta)

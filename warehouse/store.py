@@ -108,7 +108,13 @@ class Store:
         table = self.table()
         if table is None:
             return []
-        return sorted((_batch(h) for h in table.history() if META + "digest" in h), key=lambda b: b.version)
+        # history() is newest first and complete (the log is never cleaned up, see _ensure_table),
+        # so an entry's version is its position. Its own "version" field is not trusted:
+        # delta-rs numbers it from the version the handle loaded, and a commit landing
+        # meanwhile shifts every number.
+        entries = table.history()
+        batches = [_batch(h, len(entries) - 1 - i) for i, h in enumerate(entries) if META + "digest" in h]
+        return sorted(batches, key=lambda b: b.version)
 
     def find_batch(self, key: str) -> Batch | None:
         return next((b for b in self.batches() if b.key == key), None)
@@ -178,7 +184,8 @@ class Store:
                 str(self.table_path),
                 schema=ARROW_SCHEMA,
                 partition_by=list(PARTITION_COLUMNS),
-                configuration={"delta.appendOnly": "true"},
+                # The log is the ledger of batches (idempotency, `tracewh log`): keep all of it.
+                configuration={"delta.appendOnly": "true", "delta.enableExpiredLogCleanup": "false"},
                 name="tracewh_events",
             )
 
@@ -242,11 +249,11 @@ class Store:
         return orphans
 
 
-def _batch(history: dict) -> Batch:
+def _batch(history: dict, version: int) -> Batch:
     get = lambda key, default="": history.get(META + key, default)  # noqa: E731
     added = int(get("added", 0))
     return Batch(
-        version=history["version"],
+        version=version,
         time=datetime.fromtimestamp(history["timestamp"] / 1000, tz=timezone.utc),
         batch_id=get("batch_id"),
         source=get("source"),

@@ -6,6 +6,7 @@ costs about two seconds.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -139,10 +140,16 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+@functools.cache
+def gate() -> Gate:
+    """One GX context per process: building it costs more than checking a small batch."""
+    return Gate()
+
+
 def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
     """Check the events `batch_sql` selects (columns of the event schema plus `row_number`)."""
     con.execute(f"create or replace temp view batch as {batch_sql}")
-    return Gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
+    return gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
 
 
 def check_staged(staged: Path) -> Report:
