@@ -86,24 +86,59 @@ def ingest(
     Console().print(report_table(report))
 
 
+DialectOpt = Annotated[str, typer.Option(help="SQL dialect the query is written in (postgres, mysql, sqlite, spark, "
+                                              "trino, bigquery, snowflake, ...); it is transpiled to DuckDB.")]
+
+
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="SQL over `events` and the views (`tracewh views`); '-' reads stdin.")],
     format: FormatOpt = Format.table,  # noqa: A002
+    dialect: DialectOpt = "duckdb",
     as_of: AsOfOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Run a SQL query (DuckDB dialect) and print the result."""
-    text = sys.stdin.read() if query == "-" else query
-    result = _open(warehouse, as_of).sql(text)
+    """Run a read-only SQL query and print the result."""
+    from ..queries.guard import prepare_query
+
+    text = prepare_query(sys.stdin.read() if query == "-" else query, dialect)
+    sys.stdout.write(render(run_query(_open(warehouse, as_of), text).to_arrow_table(), format))
+
+
+def run_query(wh: Warehouse, text: str):
+    """Run a prepared query; unknown names get a 'did you mean'."""
+    import duckdb
+
+    from ..queries.guard import QueryError, did_you_mean
+    from ..queries.registry import load_views
+    from ..schema import COLUMN_NAMES
+
+    try:
+        result = wh.sql(text)
+    except (duckdb.CatalogException, duckdb.BinderException) as e:
+        names = [v.name for v in load_views()] + list(COLUMN_NAMES)
+        raise QueryError(f"{e}{did_you_mean(str(e), names)}") from None
     if result is None:
         raise TracewhError("the statement returned no result; `tracewh sql` is for queries")
-    sys.stdout.write(render(result.to_arrow_table(), format))
+    return result
 
 
 @app.command()
-def views(warehouse: WarehouseOpt = None) -> None:
-    """List every view with a one-line description and its columns."""
+def views(
+    warehouse: WarehouseOpt = None,
+    sql_text: Annotated[bool, typer.Option("--sql", help="Print every view's definition, in dependency order.")] = False,
+    dialect: Annotated[str, typer.Option(help="With --sql: the dialect to print (duckdb, spark, trino, ...).")] = "duckdb",
+) -> None:
+    """List every view with a one-line description and its columns (or, with --sql, their definitions)."""
+    if sql_text:
+        from ..queries.guard import transpile_view
+        from ..queries.registry import load_views
+
+        print(f"-- tracewh {__version__} views for {dialect}, in dependency order. First define `events_raw`\n"
+              "-- over the store's Parquet files (WAREHOUSE/events, a Delta table partitioned by benchmark, kind).\n")
+        for view in load_views():
+            print(f"-- {view.name}: {view.description}\n{transpile_view(view.sql, dialect)};\n")
+        return
     console = Console()
     for view in _open(warehouse).views():
         console.print(f"[bold]{view.name}[/bold]  {view.description}")

@@ -8,6 +8,7 @@ relations each view reads, so files need no hand-kept order.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
@@ -17,6 +18,7 @@ import sqlglot
 from sqlglot import exp
 
 QUERIES_DIR = Path(__file__).parent
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" notes are not for users
 # Defined by the warehouse connection, not by a file: the committed Parquet files.
 SOURCE_RELATIONS = frozenset({"events_raw"})
 
@@ -73,10 +75,12 @@ def views_needed(query: str) -> list[ViewDef]:
     """
     views = load_views()
     try:
-        tables = {t.name for statement in sqlglot.parse(query, read="duckdb") if statement
-                  for t in statement.find_all(exp.Table)}
+        statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
     except sqlglot.errors.SqlglotError:
         return list(views)
+    if any(isinstance(s, exp.Command) for s in statements):  # EXPLAIN ...: sqlglot keeps it as text
+        return list(views)
+    tables = {t.name for s in statements for t in s.find_all(exp.Table)}
     by_name = {v.name: v for v in views}
     wanted, stack = set(), [t for t in tables if t in by_name]
     while stack:
