@@ -220,6 +220,49 @@ def cards(
     err.print(f"wrote {len(paths)} cards to {out}")
 
 
+@app.command("export")
+def export_table(
+    target: Annotated[Optional[str], typer.Argument(help="A view name (see `tracewh views`).", show_default=False)] = None,
+    query: Annotated[Optional[str], typer.Option("--query", "-q", help="A read-only query instead of a view.")] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="csv, json, markdown, latex or parquet.")] = "csv",  # noqa: A002
+    out: Annotated[Optional[Path], typer.Option(help="Output file; default: stdout (text formats).")] = None,
+    where: Annotated[Optional[str], typer.Option(help="Filter rows, e.g. \"mode = 'direct'\".")] = None,
+    pivot: Annotated[Optional[str], typer.Option(help="Column whose values become columns (e.g. k).")] = None,
+    value: Annotated[Optional[str], typer.Option(help="With --pivot: the column that fills the cells.")] = None,
+    decimals: Annotated[Optional[int], typer.Option(help="Round numbers to this many decimals.")] = None,
+    scale: Annotated[Optional[float], typer.Option(help="Multiply floating-point columns (e.g. 100 for points).")] = None,
+    bold: Annotated[Optional[str], typer.Option(help="max or min: bold the best value per column (latex, markdown).")] = None,
+    caption: Annotated[Optional[str], typer.Option(help="Table caption (latex, markdown).")] = None,
+    label: Annotated[Optional[str], typer.Option(help="LaTeX \\label.")] = None,
+    dialect: DialectOpt = "duckdb",
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Export a view or query as a table for a paper, with its provenance (store version, query, time)."""
+    from ..analytics.paper_export import FORMATS, TableOptions, export, export_query
+    from ..queries.guard import prepare_query
+
+    if (target is None) == (query is None):
+        raise typer.BadParameter("give a view name or --query (one of them)")
+    if format not in FORMATS:
+        raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}", param_hint="--format")
+    if format == "parquet" and out is None:
+        raise typer.BadParameter("parquet needs --out FILE", param_hint="--out")
+    text = prepare_query(query if query is not None else export_query(target), dialect)
+    if where:
+        text = f"select * from ({text}) where {where}"
+        prepare_query(text)
+    options = TableOptions(pivot, value, decimals, scale, bold, caption, label)
+    try:
+        data = export(_open(warehouse, as_of), text, format, options, out)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    if out is None:
+        sys.stdout.write(data.decode())
+    else:
+        err.print(f"wrote {out}", highlight=False)
+
+
 @app.command("check")
 def check_store(as_of: AsOfOpt = None, warehouse: WarehouseOpt = None,
                 format: Annotated[Format, typer.Option("--format", "-f", help="table (a text report) or json.")] = Format.table,  # noqa: A002
