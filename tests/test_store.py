@@ -70,3 +70,18 @@ def test_two_concurrent_ingests_both_land(tmp_path, wh):
         ("a", 2000), ("b", 3000)]
 
 
+
+
+def test_delta_checkpoints_survive_later_ingests(tmp_path, wh):
+    """Delta writes a Parquet checkpoint every 100 commits; cleanup must never take it for a stray file."""
+    from deltalake import DeltaTable
+
+    for name in ("a", "b"):
+        tw.open(wh).ingest([_batch(tmp_path, name, 3)])
+    DeltaTable(str(wh / "events")).create_checkpoint()
+    checkpoints = list((wh / "events" / "_delta_log").glob("*.checkpoint.parquet"))
+    assert checkpoints
+    tw.open(wh).ingest([_batch(tmp_path, "c", 3)])
+    tw.open(wh).store.doctor()
+    assert all(p.exists() for p in checkpoints)
+    assert tw.open(wh).sql("select count(*) from events").fetchall() == [(9,)] and store_version(wh) == 3

@@ -243,7 +243,9 @@ class Store:
         if table is None:
             return []
         committed = {os.path.normpath(f) for f in table.file_uris()}
-        orphans = [p for p in self.table_path.rglob("*.parquet") if os.path.normpath(p) not in committed]
+        # Only data folders: _delta_log holds Parquet checkpoints, which no add action lists.
+        data_files = self.table_path.glob(f"{PARTITION_COLUMNS[0]}=*/**/*.parquet")
+        orphans = [p for p in data_files if os.path.normpath(p) not in committed]
         for p in orphans:
             p.unlink()
         return orphans
