@@ -315,6 +315,29 @@ def doctor(warehouse: WarehouseOpt = None) -> None:
 
 
 @app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8787,
+    warehouse: WarehouseOpt = None,
+    token_env: Annotated[str, typer.Option(help="Environment variable holding the bearer token that POST /ingest "
+                                           "requires (ingest is off without one).")] = "TRACEWH_SERVICE_TOKEN",
+    row_cap: Annotated[int, typer.Option(help="Most rows a query returns.")] = 10_000,
+    query_seconds: Annotated[float, typer.Option(help="Time limit per query.")] = 10.0,
+    max_upload_mb: Annotated[int, typer.Option(help="Largest upload accepted by POST /ingest.")] = 512,
+) -> None:
+    """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
+    import os
+
+    import uvicorn
+
+    from ..service.app import ServiceConfig, create_app
+
+    config = ServiceConfig(warehouse or default_warehouse(), os.environ.get(token_env) or None, row_cap,
+                           query_seconds, max_upload_mb << 20)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info")
+
+
+@app.command()
 def schema() -> None:
     """Print the event schema (columns, kinds, native format) as Markdown."""
     sys.stdout.write(schema_markdown())
