@@ -263,6 +263,29 @@ def export_table(
         err.print(f"wrote {out}", highlight=False)
 
 
+@app.command("plot")
+def plot_figure(
+    kind: Annotated[str, typer.Argument(help="rs-curves, critical-curves, pareto or vendor-flow.")],
+    out: Annotated[Path, typer.Option(help="Image file: .png, .pdf or .svg.")],
+    where: Annotated[Optional[str], typer.Option(help="Filter the view's rows, e.g. \"mode = 'direct'\".")] = None,
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Draw a figure from a view (matplotlib)."""
+    from ..analytics.plots import plot
+    from ..queries.guard import prepare_query
+
+    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise typer.BadParameter("the file must end in .png, .pdf or .svg", param_hint="--out")
+    if where:
+        prepare_query(f"select 1 where {where}")
+    try:
+        plot(_open(warehouse, as_of), kind, out, where)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    err.print(f"wrote {out}", highlight=False)
+
+
 @app.command("check")
 def check_store(as_of: AsOfOpt = None, warehouse: WarehouseOpt = None,
                 format: Annotated[Format, typer.Option("--format", "-f", help="table (a text report) or json.")] = Format.table,  # noqa: A002

@@ -55,3 +55,10 @@ def store_version(wh: Path) -> int | None:
     from tracewh.warehouse.store import Store
 
     return Store(wh).version()
+
+
+def plain(text: str) -> str:
+    """Terminal output without rich's box drawing and line wrapping, for matching messages."""
+    import re
+
+    return " ".join(re.sub(r"[│╭╮╰╯─┃━]", " ", text).split())

@@ -1,0 +1,105 @@
+"""Figures for papers, each drawn from one view (and an optional SQL filter) with matplotlib.
+
+    rs-curves        DELEGATE-52 RS@k per model (Table 1 as lines)          d52_rs_at_k
+    critical-curves  share of relays with a critical error by k            d52_critical_by_k
+    pareto           quality vs cost per suite, one frontier per condition dcb_quality
+    vendor-flow      vendor x vendor delegation shares (heatmap)           dcb_vendor_flow
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from ..warehouse.api import Warehouse  # noqa: E402
+
+
+def _rows(wh: Warehouse, view: str, where: str | None) -> pl.DataFrame:
+    frame = wh.sql(f"select * from {view}" + (f" where {where}" if where else "")).pl()
+    if frame.is_empty():
+        raise ValueError(f"{view} has no rows{' matching ' + where if where else ''}: nothing to plot")
+    return frame
+
+
+def _lines(frame: pl.DataFrame, y: str, ylabel: str, title: str) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for (model, mode, distractors), group in frame.sort("k").group_by(["model", "mode", "distractors"], maintain_order=True):
+        label = model + ("" if mode == "direct" else f" ({mode})") + ("" if distractors else " no distractors")
+        ax.plot(group["k"], group[y], marker="o", markersize=3, label=label)
+    ax.set(xlabel="interactions k", ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def rs_curves(wh: Warehouse, where: str | None) -> plt.Figure:
+    return _lines(_rows(wh, "d52_rs_at_k", where), "rs", "reconstruction score RS@k", "Degradation over delegated edits")
+
+
+def critical_curves(wh: Warehouse, where: str | None) -> plt.Figure:
+    return _lines(_rows(wh, "d52_critical_by_k", where), "pct_runs_with_critical", "relays with a critical error (%)",
+                  "Cumulative critical errors")
+
+
+def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """(cost, quality) points not dominated by a cheaper, better one, by cost."""
+    front, best = [], float("-inf")
+    for cost, quality in sorted(points):
+        if quality > best:
+            front.append((cost, quality))
+            best = quality
+    return front
+
+
+def pareto(wh: Warehouse, where: str | None) -> plt.Figure:
+    frame = _rows(wh, "dcb_quality", where).filter(pl.col("mean_cost").is_not_null())
+    suites = sorted(frame["suite"].unique().to_list())
+    fig, axes = plt.subplots(1, len(suites), figsize=(4.2 * len(suites), 3.8), squeeze=False)
+    for ax, suite in zip(axes[0], suites):
+        for condition, group in frame.filter(pl.col("suite") == suite).group_by("condition", maintain_order=True):
+            points = list(zip(group["mean_cost"], group["mean_q"]))
+            (line,) = ax.plot(*zip(*_frontier(points)), linestyle="--", linewidth=1)
+            ax.scatter(*zip(*points), s=14, color=line.get_color(), label=condition[0])
+        ax.set(title=suite, xlabel="mean cost per task (USD)", ylabel="mean quality")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def vendor_flow(wh: Warehouse, where: str | None) -> plt.Figure:
+    frame = _rows(wh, "dcb_vendor_flow", where)
+    rows = sorted(frame["orchestrator_vendor"].unique().to_list())
+    cols = sorted(frame["peer_vendor"].unique().to_list())
+    share = {(r, c): s for r, c, s in frame.select("orchestrator_vendor", "peer_vendor", "share_pct").iter_rows()}
+    grid = [[share.get((r, c), 0.0) for c in cols] for r in rows]
+    fig, ax = plt.subplots(figsize=(1.2 * len(cols) + 2.5, 0.8 * len(rows) + 1.8))
+    image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100)
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black", fontsize=8)
+    ax.set(xlabel="peer vendor", ylabel="orchestrator vendor", title="Delegation flow (% of row)")
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+PLOTS: dict[str, Callable[[Warehouse, str | None], plt.Figure]] = {
+    "rs-curves": rs_curves, "critical-curves": critical_curves, "pareto": pareto, "vendor-flow": vendor_flow}
+
+
+def plot(wh: Warehouse, kind: str, out: Path, where: str | None = None) -> Path:
+    if kind not in PLOTS:
+        raise ValueError(f"no plot {kind!r}; choose one of {', '.join(PLOTS)}")
+    fig = PLOTS[kind](wh, where)
+    fig.savefig(out, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return out

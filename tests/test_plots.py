@@ -1,0 +1,42 @@
+"""Figures: each renders from its view, honours --where, and is not a blank image."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import pytest
+from helpers import plain, tracewh
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    tracewh("demo", "--tasks", "4", env=os.environ | {"TRACEWH_HOME": str(home)}, check=True)
+    return home / "demo" / "warehouse"
+
+
+def non_trivial(path: Path) -> bool:
+    pixels = mpimg.imread(path)
+    return path.stat().st_size > 10_000 and pixels.std() > 0.05 and min(pixels.shape[:2]) > 300
+
+
+@pytest.mark.parametrize("kind", ["rs-curves", "critical-curves", "pareto", "vendor-flow"])
+def test_each_plot_renders(demo, tmp_path, kind):
+    out = tmp_path / f"{kind}.png"
+    tracewh("plot", kind, "--out", out, "-w", demo, check=True)
+    assert non_trivial(out)
+
+
+def test_plots_respect_where_and_write_pdf_and_svg(demo, tmp_path):
+    tracewh("plot", "rs-curves", "--out", tmp_path / "a.png", "--where", "model = 'gpt-4.1'", "-w", demo, check=True)
+    tracewh("plot", "rs-curves", "--out", tmp_path / "b.png", "-w", demo, check=True)
+    assert (tmp_path / "a.png").read_bytes() != (tmp_path / "b.png").read_bytes()
+    for suffix in ("pdf", "svg"):
+        tracewh("plot", "pareto", "--out", tmp_path / f"p.{suffix}", "-w", demo, check=True)
+    assert (tmp_path / "p.pdf").read_bytes().startswith(b"%PDF") and b"<svg" in (tmp_path / "p.svg").read_bytes()
+    empty = tracewh("plot", "rs-curves", "--out", tmp_path / "c.png", "--where", "model = 'nobody'", "-w", demo)
+    assert empty.code == 2 and "nothing to plot" in plain(empty.err)
+    assert tracewh("plot", "pie", "--out", tmp_path / "d.png", "-w", demo).code == 2
+    assert tracewh("plot", "pareto", "--out", tmp_path / "d.png", "--where", "1=1; drop view runs", "-w", demo).code == 2
