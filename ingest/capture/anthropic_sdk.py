@@ -43,9 +43,10 @@ def summarise(message: Any) -> dict[str, Any]:
 
 
 class StreamSummary:
-    """Accumulates message_start / content_block_* / message_delta events."""
+    """Accumulates message_start / content_block_* / message_delta events (text only when captured)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_text: bool = False) -> None:
+        self.keep_text = keep_text
         self.message: Any = None
         self.stop_reason: str | None = None
         self.output_tokens: int | None = None
@@ -61,7 +62,8 @@ class StreamSummary:
                                         "name": getattr(block, "name", None), "text": "", "json": ""}
         elif kind == "content_block_delta":
             block, delta = self.blocks.setdefault(event.index, {"type": "text", "text": "", "json": ""}), event.delta
-            block["text"] += getattr(delta, "text", None) or ""
+            if self.keep_text:
+                block["text"] += getattr(delta, "text", None) or ""
             block["json"] += getattr(delta, "partial_json", None) or ""
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason or self.stop_reason

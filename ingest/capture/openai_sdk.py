@@ -34,9 +34,10 @@ def summarise(completion: Any) -> dict[str, Any]:
 
 
 class StreamSummary:
-    """Accumulates chat.completion.chunk items."""
+    """Accumulates chat.completion.chunk items (text only when content is captured)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_text: bool = False) -> None:
+        self.keep_text = keep_text
         self.model = self.response_id = self.finish_reason = None
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
@@ -49,7 +50,7 @@ class StreamSummary:
         for choice in chunk.choices or []:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
-            if delta.content:
+            if self.keep_text and delta.content:
                 self.text.append(delta.content)
             for t in delta.tool_calls or []:
                 call = self.calls.setdefault(t.index, {"id": None, "name": "", "arguments": ""})

@@ -167,7 +167,7 @@ def wrap_method(recorder: Recorder, owner: Any, name: str, provider: str, summar
         if call is None:
             return
         if kwargs.get("stream"):
-            recorder.safely("stream", observe_stream, result, call, accumulator(), is_async)
+            recorder.safely("stream", observe_stream, result, call, accumulator(recorder.capture_content), is_async)
         else:
             call.done()
             recorder.defer(lambda seq: call.finish(summarise(result), seq))
