@@ -112,36 +112,40 @@ def install_http_hooks(http_client: Any, is_async: bool) -> None:
 
 # -- streams ---------------------------------------------------------------------------
 
+def _on_item(call: LLMCall, accumulator: Any, item: Any) -> None:
+    if call.first_item is None:
+        call.first_item = time.perf_counter()
+    call.recorder.safely("stream item", accumulator.add, item)
+
+
+def _on_end(call: LLMCall, accumulator: Any, error: BaseException | None = None) -> None:
+    call.done()
+    if error is None:
+        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
+    else:
+        call.recorder.defer(lambda seq: call.fail(error, seq))
+
+
 def _observe_sync(items: Iterator[Any], call: LLMCall, accumulator: Any) -> Iterator[Any]:
     try:
         for item in items:
-            if call.first_item is None:
-                call.first_item = time.perf_counter()
-            call.recorder.safely("stream item", accumulator.add, item)
+            _on_item(call, accumulator, item)
             yield item
     except BaseException as e:
-        call.done()
-        call.recorder.defer(lambda seq: call.fail(e, seq))
+        _on_end(call, accumulator, e)
         raise
-    else:
-        call.done()
-        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
+    _on_end(call, accumulator)
 
 
 async def _observe_async(items: AsyncIterator[Any], call: LLMCall, accumulator: Any) -> AsyncIterator[Any]:
     try:
         async for item in items:
-            if call.first_item is None:
-                call.first_item = time.perf_counter()
-            call.recorder.safely("stream item", accumulator.add, item)
+            _on_item(call, accumulator, item)
             yield item
     except BaseException as e:
-        call.done()
-        call.recorder.defer(lambda seq: call.fail(e, seq))
+        _on_end(call, accumulator, e)
         raise
-    else:
-        call.done()
-        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
+    _on_end(call, accumulator)
 
 
 def observe_stream(stream: Any, call: LLMCall, accumulator: Any, is_async: bool) -> None:
