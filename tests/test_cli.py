@@ -79,7 +79,7 @@ def test_sql_reads_stdin_and_reports_errors(demo):
                           capture_output=True, text=True)
     assert proc.stdout == "n\n6\n"
     bad = tracewh("sql", "select nope from events", "-w", demo)
-    assert bad.code == 1 and "SQL error" in bad.err and "nope" in bad.err and "Traceback" not in bad.err
+    assert bad.code == 2 and "Binder Error" in bad.err and "nope" in bad.err and "Traceback" not in bad.err
 
 
 def test_views_lists_every_view_with_description_and_columns(demo):
