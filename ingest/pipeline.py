@@ -105,7 +105,7 @@ def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceR
     key = batch_key(source.digest, attrs)
     if store.find_batch(key) is not None:  # cheap early exit; commit() checks again under the lock
         return SourceReport(str(source.path), source.digest, [], 0, CommitResult(None, 0, 0, already_ingested=True))
-    batch_id = "b" + source.digest[:24]
+    batch_id = "b" + key[:24]  # the batch key: same content with new --attr values is another batch
     with store.staging() as staged:
         writer = StagingWriter(staged, source.digest, batch_id, attrs)
         adapters, claimed = _stage_source(writer, source, ctx)
