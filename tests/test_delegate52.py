@@ -16,7 +16,6 @@ Agentic lines: 3000 / 100 tokens, 20 s, $0.02 recorded.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

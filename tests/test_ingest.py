@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 from helpers import llm_call, native_lines, store_version, tracewh, write_native, write_zip

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import random
-import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 import polars as pl
-from helpers import llm_call, store_version, tracewh, write_native, write_zip
+from helpers import llm_call, store_version, tracewh, write_native
 
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
-from tracewh.schema.native import dumps_event, header
 
 
 def _batch(tmp_path: Path, name: str, n: int) -> Path:
