@@ -47,6 +47,12 @@ def _open(warehouse: Path | None, version: int | None = None) -> Warehouse:
     return Warehouse(warehouse or default_warehouse(), version)
 
 
+def _print_table(result, fmt: Format) -> None:
+    """A DuckDB relation or Arrow table, rendered to stdout."""
+    table = result.to_arrow_table() if hasattr(result, "to_arrow_table") else result
+    sys.stdout.write(render(table, fmt))
+
+
 def _parse_attrs(pairs: list[str]) -> dict[str, str]:
     attrs = {}
     for pair in pairs:
@@ -102,7 +108,7 @@ def sql(
     from ..queries.guard import prepare_query
 
     text = prepare_query(sys.stdin.read() if query == "-" else query, dialect)
-    sys.stdout.write(render(run_query(_open(warehouse, as_of), text).to_arrow_table(), format))
+    _print_table(run_query(_open(warehouse, as_of), text), format)
 
 
 def run_query(wh: Warehouse, text: str):
@@ -156,7 +162,7 @@ def log(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table) -> Non
     if not rows:
         err.print("no batches committed yet; add some with `tracewh ingest`")
         return
-    sys.stdout.write(render(pa.Table.from_pylist(rows), format))
+    _print_table(pa.Table.from_pylist(rows), format)
 
 
 @app.command("export-events")
@@ -189,7 +195,7 @@ def stats_delta(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: S
     from ..analytics.decisionbench_stats import paired_delta
 
     result = paired_delta(_open(warehouse, as_of), baseline, n_boot, seed)
-    sys.stdout.write(render(result.to_arrow_table(), format))
+    _print_table(result, format)
 
 
 @stats_app.command("hypervolume")
@@ -200,7 +206,7 @@ def stats_hypervolume(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, s
     from ..analytics.decisionbench_stats import pareto_hypervolume
 
     result = pareto_hypervolume(_open(warehouse, as_of), baseline, n_boot, seed)
-    sys.stdout.write(render(result.to_arrow_table(), format))
+    _print_table(result, format)
 
 
 @app.command()
@@ -324,7 +330,7 @@ def quarantine_list(warehouse: WarehouseOpt = None, format: FormatOpt = Format.t
         err.print(f"exported {held.to_arrow_table().num_rows} held events to {out}")
         return
     summary = held.project("quarantined_at, run_id, kind, source, event_id, array_to_string(reasons, ' | ') as reasons")
-    sys.stdout.write(render(summary.to_arrow_table(), format))
+    _print_table(summary, format)
 
 
 @app.command()
@@ -389,7 +395,7 @@ def demo(
     console.print(report_table(report))
     for title, query in headline_queries():
         console.print(f"\n[bold]{title}[/bold]")
-        sys.stdout.write(render(wh.sql(query).to_arrow_table(), Format.table))
+        _print_table(wh.sql(query), Format.table)
     console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s.\n"
                   f"Try: tracewh sql -w {wh.path} \"select * from runs\"", highlight=False)
 

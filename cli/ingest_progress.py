@@ -40,6 +40,10 @@ class RichListener(Listener):
         if self.task is not None:
             self.progress.remove_task(self.task)
             self.task = None
+        if report.skipped_files:
+            self.progress.console.print(f"{escape(report.source)}: skipped {len(report.skipped_files)} non-data "
+                                        f"files ({escape(', '.join(report.skipped_files[:5]))}"
+                                        f"{', ...' if len(report.skipped_files) > 5 else ''})", highlight=False)
         for flag in report.flags:
             self.progress.console.print(f"[yellow]{escape(report.source)}[/yellow]: {escape(flag)}", highlight=False,
                                         soft_wrap=True)

@@ -59,7 +59,6 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
-COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
 
 ARROW_SCHEMA = pa.schema([pa.field(c.name, c.type, nullable=not c.required) for c in COLUMNS])
 

@@ -39,7 +39,7 @@ class Warehouse:
         """The DuckDB connection. `events_raw` is always there; views appear as `sql()` needs them
         (call `create_views()` first to query views on the raw connection)."""
         if self._con is None:
-            self._con = connect(self.store, self.pinned, views=False)
+            self._con = connect(self.store, self.pinned)
             self._views = ViewCreator(self._con)
         return self._con
 

@@ -5,24 +5,20 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from ..queries.registry import load_views, views_needed
+from ..queries.registry import views_needed
 from ..schema import ARROW_SCHEMA, COLUMN_NAMES
 from .sqltext import literal_list
 from .store import Store
 
 
-def connect(store: Store, version: int | None = None, database: str = ":memory:",
-            views: bool = True) -> duckdb.DuckDBPyConnection:
-    """Connection where `events_raw` is the store as of `version` (default: latest), with
-    every view (or none, for callers that create the views they need: see ViewCreator)."""
+def connect(store: Store, version: int | None = None, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    """Connection where `events_raw` is the store as of `version` (default: latest); views are
+    created as queries need them (ViewCreator)."""
     con = duckdb.connect(database)
     # Committed files never change, so their footers can be cached: every view bound over
     # events_raw would otherwise re-read the footers of every file in the store.
     con.execute("SET parquet_metadata_cache = true")
     define_events_raw(con, store.files(version))
-    if views:
-        for view in load_views():
-            con.execute(view.sql)
     return con
 
 

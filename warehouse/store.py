@@ -106,15 +106,7 @@ class Store:
 
     def batches(self) -> list[Batch]:
         table = self.table()
-        if table is None:
-            return []
-        # history() is newest first and complete (the log is never cleaned up, see _ensure_table),
-        # so an entry's version is its position. Its own "version" field is not trusted:
-        # delta-rs numbers it from the version the handle loaded, and a commit landing
-        # meanwhile shifts every number.
-        entries = table.history()
-        batches = [_batch(h, len(entries) - 1 - i) for i, h in enumerate(entries) if META + "digest" in h]
-        return sorted(batches, key=lambda b: b.version)
+        return [] if table is None else _batches(table)
 
     def find_batch(self, key: str) -> Batch | None:
         return next((b for b in self.batches() if b.key == key), None)
@@ -152,9 +144,9 @@ class Store:
         failed, written to the quarantine instead (just before the commit).
         """
         with self.lock():
-            self._ensure_table()
-            self.remove_orphans()
-            if self.find_batch(meta["key"]):
+            table = self._ensure_table()  # loaded once: each load reads the Delta log
+            self.remove_orphans(table)
+            if any(b.key == meta["key"] for b in _batches(table)):
                 return CommitResult(None, 0, 0, already_ingested=True)
             con = duckdb.connect()
             quarantined = 0
@@ -162,7 +154,7 @@ class Store:
                 quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
                                                          held.suites_version)
                 con.register("excluded", pa.table({"event_id": list(held.reasons)}))
-            staged_rows, kinds = self._write_new_events(con, staged, excluded=held is not None)
+            staged_rows, kinds = _write_new_events(con, staged, table.file_uris(), excluded=held is not None)
             added = sum(kinds.values())
             if not added:
                 return CommitResult(None, 0, staged_rows - quarantined, quarantined=quarantined)
@@ -178,37 +170,15 @@ class Store:
             return CommitResult(self.version(), added, staged_rows - added - quarantined, kinds=kinds,
                                 quarantined=quarantined)
 
-    def _ensure_table(self) -> None:
-        if self.table() is None:
-            DeltaTable.create(
-                str(self.table_path),
-                schema=ARROW_SCHEMA,
-                partition_by=list(PARTITION_COLUMNS),
-                # The log is the ledger of batches (idempotency, `tracewh log`): keep all of it.
-                configuration={"delta.appendOnly": "true", "delta.enableExpiredLogCleanup": "false"},
-                name="tracewh_events",
-            )
-
-    def _write_new_events(self, con: duckdb.DuckDBPyConnection, staged: Path,
-                          excluded: bool = False) -> tuple[int, dict[str, int]]:
-        """Write staged events minus ids already stored, minus repeats within the batch
-        and minus `excluded` (held in quarantine) to staged/NEW_EVENTS; return the staged
-        row count and new rows per kind."""
-        new_events = literal(staged / NEW_EVENTS)
-        con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')})")
-        staged_rows = con.execute("select count(*) from staged").fetchall()[0][0]
-        benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged").fetchall()]
-        stored = [f for f in self.files() if any(f"/benchmark={b}/" in f for b in benchmarks)]
-        query = "select * from staged where true"
-        if stored:
-            con.execute(f"create view stored as select event_id from read_parquet({literal_list(stored)})")
-            query += " and event_id not in (select event_id from stored)"
-        if excluded:
-            query += " and event_id not in (select event_id from excluded)"
-        query += " qualify row_number() over (partition by event_id order by seq) = 1"
-        con.execute(f"copy ({query}) to {new_events} (format parquet, compression zstd)")
-        kinds = con.sql(f"select kind, count(*) from read_parquet({new_events}) group by kind order by kind")
-        return staged_rows, dict(kinds.fetchall())
+    def _ensure_table(self) -> DeltaTable:
+        return self.table() or DeltaTable.create(
+            str(self.table_path),
+            schema=ARROW_SCHEMA,
+            partition_by=list(PARTITION_COLUMNS),
+            # The log is the ledger of batches (idempotency, `tracewh log`): keep all of it.
+            configuration={"delta.appendOnly": "true", "delta.enableExpiredLogCleanup": "false"},
+            name="tracewh_events",
+        )
 
     def unreadable_files(self, version: int | None = None) -> list[tuple[str, str]]:
         """(file, problem) for committed files that are missing, not the size the Delta log
@@ -234,12 +204,12 @@ class Store:
         return {"uncommitted data files": orphans, "abandoned staging folders": staging,
                 "unfinished commit files": [str(p) for p in temp]}
 
-    def remove_orphans(self) -> list[Path]:
+    def remove_orphans(self, table: DeltaTable | None = None) -> list[Path]:
         """Delete data files no commit references (left by a writer that died mid-batch).
 
         Safe only under the writer lock: every live writer holds it while writing.
         """
-        table = self.table()
+        table = table or self.table()
         if table is None:
             return []
         committed = {os.path.normpath(f) for f in table.file_uris()}
@@ -249,6 +219,38 @@ class Store:
         for p in orphans:
             p.unlink()
         return orphans
+
+
+def _write_new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str],
+                      excluded: bool = False) -> tuple[int, dict[str, int]]:
+    """Write staged events minus ids already in `files` (the store's), minus repeats
+    within the batch and minus `excluded` (held in quarantine) to staged/NEW_EVENTS;
+    return the staged row count and new rows per kind."""
+    new_events = literal(staged / NEW_EVENTS)
+    con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')})")
+    staged_rows = con.execute("select count(*) from staged").fetchall()[0][0]
+    benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged").fetchall()]
+    stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
+    query = "select * from staged where true"
+    if stored:
+        con.execute(f"create view stored as select event_id from read_parquet({literal_list(stored)})")
+        query += " and event_id not in (select event_id from stored)"
+    if excluded:
+        query += " and event_id not in (select event_id from excluded)"
+    query += " qualify row_number() over (partition by event_id order by seq) = 1"
+    con.execute(f"copy ({query}) to {new_events} (format parquet, compression zstd)")
+    kinds = con.sql(f"select kind, count(*) from read_parquet({new_events}) group by kind order by kind")
+    return staged_rows, dict(kinds.fetchall())
+
+
+def _batches(table: DeltaTable) -> list[Batch]:
+    # history() is newest first and complete (the log is never cleaned up, see _ensure_table),
+    # so an entry's version is its position. Its own "version" field is not trusted:
+    # delta-rs numbers it from the version the handle loaded, and a commit landing
+    # meanwhile shifts every number.
+    entries = table.history()
+    batches = [_batch(h, len(entries) - 1 - i) for i, h in enumerate(entries) if META + "digest" in h]
+    return sorted(batches, key=lambda b: b.version)
 
 
 def _batch(history: dict, version: int) -> Batch:

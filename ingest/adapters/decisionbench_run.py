@@ -33,7 +33,7 @@ description = "DecisionBench run archive (decisionbench-run/1: manifest.json, re
 
 FORMAT = "decisionbench-run/1"
 BENCHMARK = "decisionbench"
-DELEGATE_TOOL, PROFILE_TOOL = "call_model", "read_profile"
+DELEGATE_TOOL = "call_model"
 MAX_MANIFEST_BYTES = 16 << 20
 
 

@@ -17,7 +17,7 @@ from ..fields import Fields
 from ..jsonlines import json_lines
 from ..sources import SourceFile
 from .delegate52_domains import domain_info
-from .delegate52_relay import interaction_time
+from .delegate52_relay import interaction_time, logged_cost
 
 name = "delegate52-qa"
 description = "DELEGATE-52 single-edit QA logs (logs/edit_testing/*.jsonl)"
@@ -62,8 +62,7 @@ def edit_event(f: Fields, line: int, direction: str, ctx: AdapterContext) -> dic
     response_id = f.opt("response_id", "string") or f"line{line}"
     event = _envelope(f, line, "llm_call", response_id)
     prompt, completion = f.opt("prompt_tokens", "integer"), f.opt("completion_tokens", "integer")
-    recorded = f.opt("total_usd", "number")
-    cost = recorded if recorded and recorded > 0 else ctx.prices.cost(event["model"], prompt, completion)
+    cost, _ = logged_cost(f, ctx, event["model"], prompt, completion)
     evaluation = f.sub("evaluation")
     return event | {
         "ts": interaction_time(response_id, f.opt("timestamp", "string")),

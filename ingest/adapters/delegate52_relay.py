@@ -69,6 +69,17 @@ def interaction_time(response_id: str | None, timestamp: str | None) -> datetime
     return None
 
 
+def logged_cost(f: Fields, ctx: AdapterContext, model: str, prompt: int | None,
+                completion: int | None) -> tuple[float | None, str]:
+    """(cost, where it came from): the harness logs total_usd = 0.0 for models outside its
+    small price table, so only a positive value is a recorded cost."""
+    recorded = f.opt("total_usd", "number")
+    if recorded is not None and recorded > 0:
+        return recorded, "recorded"
+    computed = ctx.prices.cost(model, prompt, completion)
+    return computed, "price_registry" if computed is not None else "unknown"
+
+
 class Interaction:
     """One relay line, read and checked once, turned into events on demand."""
 
@@ -122,7 +133,7 @@ class Interaction:
     def llm_call(self) -> dict[str, Any]:
         f = self.f
         prompt, completion = f.opt("prompt_tokens", "integer"), f.opt("completion_tokens", "integer")
-        cost, source = self._cost(prompt, completion)
+        cost, source = logged_cost(f, self.ctx, self.model, prompt, completion)
         response = f.opt("raw_llm_response", "string", "")
         payload = self._context() | {
             "direction": "backward" if self.backward else "forward", "response_id": self.response_id,
@@ -136,12 +147,6 @@ class Interaction:
                            reasoning_tokens=f.opt("reasoning_tokens", "integer"),
                            latency_s=f.opt("llm_latency", "number"), cost_usd=cost, payload=payload)
 
-    def _cost(self, prompt: int | None, completion: int | None) -> tuple[float | None, str]:
-        recorded = self.f.opt("total_usd", "number")
-        if recorded is not None and recorded > 0:
-            return recorded, "recorded"
-        computed = self.ctx.prices.cost(self.model, prompt, completion)
-        return computed, "price_registry" if computed is not None else "unknown"
 
     def _agentic_summary(self) -> dict[str, Any]:
         f = self.f

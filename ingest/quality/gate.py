@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 from ...warehouse.sqltext import literal
@@ -70,9 +69,6 @@ class Report:
                 "failures": [{"suite": f.suite, "expectation": f.rule.expectation, "column": f.rule.column,
                               "severity": f.rule.severity, "why": f.rule.why, "count": f.count,
                               "examples": f.examples} for f in self.failures]}
-
-    def to_json(self) -> str:
-        return orjson.dumps(self.to_dict(), default=str, option=orjson.OPT_INDENT_2).decode()
 
 
 class Gate:
