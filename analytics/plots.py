@@ -4,6 +4,7 @@
     critical-curves  share of relays with a critical error by k            d52_critical_by_k
     pareto           quality vs cost per suite, one frontier per condition dcb_quality
     vendor-flow      vendor x vendor delegation shares (heatmap)           dcb_vendor_flow
+    role-accuracy    EntCollabBench accuracy per role and model (bars)     ecb_role_accuracy
 """
 
 from __future__ import annotations
@@ -92,8 +93,32 @@ def vendor_flow(wh: Warehouse, where: str | None) -> plt.Figure:
     return fig
 
 
+def role_accuracy(wh: Warehouse, where: str | None) -> plt.Figure:
+    """Grouped bars: one group per role, one bar per model; single- and multi-step tasks side by side."""
+    frame = _rows(wh, "ecb_role_accuracy", where)
+    models = sorted(frame["model"].unique().to_list())
+    panels = sorted(frame["multi"].unique().to_list())
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    for ax, multi in zip(axes[:, 0], panels):
+        part = frame.filter(pl.col("multi") == multi)
+        agents = sorted(part["agent"].unique().to_list())
+        acc = {(m, a): v for m, a, v in part.select("model", "agent", "acc").iter_rows()}
+        width = 0.8 / len(models)
+        for i, model in enumerate(models):
+            xs = [j + (i - (len(models) - 1) / 2) * width for j in range(len(agents))]
+            ax.bar(xs, [acc.get((model, a), 0.0) for a in agents], width, label=model)
+        ax.set_xticks(range(len(agents)), [a.replace("_", " ") for a in agents], rotation=30, ha="right", fontsize=7)
+        ax.set(ylabel="accuracy (%)", ylim=(0, 100), title="multi-step tasks" if multi else "single-step tasks")
+        ax.grid(axis="y", alpha=0.3)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+               ncol=len(models), fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 PLOTS: dict[str, Callable[[Warehouse, str | None], plt.Figure]] = {
-    "rs-curves": rs_curves, "critical-curves": critical_curves, "pareto": pareto, "vendor-flow": vendor_flow}
+    "rs-curves": rs_curves, "critical-curves": critical_curves, "pareto": pareto, "vendor-flow": vendor_flow,
+    "role-accuracy": role_accuracy}
 
 
 def plot(wh: Warehouse, kind: str, out: Path, where: str | None = None) -> Path:

@@ -271,7 +271,7 @@ def export_table(
 
 @app.command("plot")
 def plot_figure(
-    kind: Annotated[str, typer.Argument(help="rs-curves, critical-curves, pareto or vendor-flow.")],
+    kind: Annotated[str, typer.Argument(help="rs-curves, critical-curves, pareto, vendor-flow or role-accuracy.")],
     out: Annotated[Path, typer.Option(help="Image file: .png, .pdf or .svg.")],
     where: Annotated[Optional[str], typer.Option(help="Filter the view's rows, e.g. \"mode = 'direct'\".")] = None,
     as_of: AsOfOpt = None,
@@ -382,12 +382,13 @@ def demo(
     from ..demo.agent_runs import write_demo_runs
     from ..demo.decisionbench_runs import write_decisionbench_demo
     from ..demo.delegate52_runs import write_delegate52_demo
+    from ..demo.entcollabbench_runs import write_entcollabbench_demo
     from ..demo.summary import headline_queries
 
     started = time.perf_counter()
     root = warehouse or default_home() / "demo"
     paths = [*write_demo_runs(root / "runs", tasks=tasks, seed=seed), write_delegate52_demo(root / "runs", seed=seed),
-             write_decisionbench_demo(root / "runs", seed=seed)]
+             write_decisionbench_demo(root / "runs", seed=seed), *write_entcollabbench_demo(root / "runs", seed=seed)]
     wh = Warehouse(root / "warehouse")
     with RichListener(err) as listener:
         report = wh.ingest(paths, listener=listener)

@@ -24,7 +24,7 @@ def run_members(manifest: dict[str, Any], records: list[dict[str, Any]], traces:
     return {folder + name: text for name, text in members.items()}
 
 
-def write_zip(path: Path, members: dict[str, str]) -> Path:
+def write_zip(path: Path, members: dict[str, str] | dict[str, bytes]) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in members.items():
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)

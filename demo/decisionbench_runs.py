@@ -39,13 +39,13 @@ SUITE_SKILLS = {
 TASKS_PER_CELL = {"stage1": 8, "stage2": 6}
 
 
-def _abilities(rng: random.Random) -> dict[str, dict[str, float]]:
+def abilities(rng: random.Random) -> dict[str, dict[str, float]]:
     skills = sorted({s for suite in SUITE_SKILLS.values() for s in suite})
     base = {"frontier": 0.75, "strong-mid": 0.6}
     return {m: {s: min(0.97, max(0.1, base[tier] + rng.uniform(-0.3, 0.25))) for s in skills} for m, _, tier in POOL}
 
 
-class _Task:
+class TaskTrace:
     """Builds one task's trace lines."""
 
     def __init__(self, rng: random.Random, model: str, suite: str, ts: str):
@@ -80,8 +80,8 @@ class _Task:
             "finish_reason": "stop", "latency_s": round(self.rng.uniform(2, 10), 2), "cost_usd": cost, "content": "Done."})
 
 
-def _task(rng, model, suite, skill, split, condition, ability, ts) -> tuple[list[dict], dict[str, Any], set[str]]:
-    task = _Task(rng, model, suite, ts)
+def play_task(rng, model, suite, skill, split, condition, ability, ts) -> tuple[list[dict], dict[str, Any], set[str]]:
+    task = TaskTrace(rng, model, suite, ts)
     tool, payload = SUITE_SKILLS[suite][skill]
     for _ in range(rng.randint(1, 3)):
         task.completion([(tool, payload)]) if tool else task.completion([], payload)
@@ -109,7 +109,7 @@ def _run(rng, ability, model, suite, split, condition) -> dict[str, str]:
     for n in range(TASKS_PER_CELL[split]):
         skill = sorted(SUITE_SKILLS[suite])[n % len(SUITE_SKILLS[suite])]
         task_id = f"airline-task-{n}" if suite == "tau" else f"{suite}/{split[-1]}{n:03d}"
-        lines, record, read = _task(rng, model, suite, skill, split, condition, ability, "2026-04-25T10:00:00Z")
+        lines, record, read = play_task(rng, model, suite, skill, split, condition, ability, "2026-04-25T10:00:00Z")
         traces[task_id], records = lines, records + [record | {"task_id": task_id}]
         profiles |= {m: f"# {m}\nProfile card served to {model}.\n" for m in read}
     manifest = {"run_id": run_id, "suite": suite, "shard": shard, "split": split, "condition": condition,
@@ -121,7 +121,7 @@ def _run(rng, ability, model, suite, split, condition) -> dict[str, str]:
 
 def write_decisionbench_demo(folder: Path, seed: int = 7) -> Path:
     rng = random.Random(f"decisionbench/{seed}")
-    ability = _abilities(rng)
+    ability = abilities(rng)
     members: dict[str, str] = {}
     for model, _, _ in POOL:
         for suite in SUITE_SKILLS:

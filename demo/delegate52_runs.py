@@ -61,7 +61,7 @@ def _scores(rng: random.Random, model: RelayModel, domain: str, mode: str) -> li
     return scores
 
 
-class _RelayWriter:
+class RelayWriter:
     def __init__(self, rng: random.Random, env: dict[str, Any], model: RelayModel, mode: str, distractors: bool):
         self.rng, self.env, self.model, self.mode, self.distractors = rng, env, model, mode, distractors
         self.model_name = ("agentic-" if mode == "agentic" else "") + model.name
@@ -131,7 +131,7 @@ class _RelayWriter:
                 "agentic_files_read": reads}
 
 
-def _environment(rng: random.Random, domain: str, n: int) -> dict[str, Any]:
+def environment(rng: random.Random, domain: str, n: int) -> dict[str, Any]:
     env_id = f"{domain}{n}"
     edits = [f"edit_{i}_state" for i in range(1, rng.randint(5, 8) + 1)]
     return {
@@ -143,7 +143,7 @@ def _environment(rng: random.Random, domain: str, n: int) -> dict[str, Any]:
     }
 
 
-def _interleave(rng: random.Random, runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def interleave(rng: random.Random, runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Merge runs' lines in random order, each run's own lines staying in order (as a worker pool writes)."""
     queues, out = [list(reversed(r)) for r in runs if r], []
     while queues:
@@ -157,16 +157,16 @@ def _interleave(rng: random.Random, runs: list[list[dict[str, Any]]]) -> list[di
 def write_delegate52_demo(folder: Path, seed: int = 7) -> Path:
     """The relay logs and dataset of all demo configurations, as one zip."""
     rng = random.Random(f"delegate52/{seed}")
-    envs = [_environment(rng, d, n) for d in DOMAINS_USED for n in range(1, ENVS_PER_DOMAIN + 1)]
+    envs = [environment(rng, d, n) for d in DOMAINS_USED for n in range(1, ENVS_PER_DOMAIN + 1)]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "delegate52-relays.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for model, mode, distractors in _configs():
             for domain in DOMAINS_USED:
-                runs = [_RelayWriter(rng, e, model, mode, distractors).lines() for e in envs if e["sample_type"] == domain]
+                runs = [RelayWriter(rng, e, model, mode, distractors).lines() for e in envs if e["sample_type"] == domain]
                 suffix = "" if distractors else "-nodistractors"
                 name = f"logs/relay{suffix}/results_{domain}_{('agentic-' if mode == 'agentic' else '')}{model.name}.jsonl"
-                _write(archive, name, _interleave(rng, runs))
+                _write(archive, name, interleave(rng, runs))
         _write(archive, "delegate52.jsonl", envs)
     return path
 

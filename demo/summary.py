@@ -60,6 +60,22 @@ select model, suite, round(actual, 2) as actual, round(ceiling, 2) as ceiling, r
 from dcb_ceiling where rho = 0.8 order by gap desc, model, suite limit 8
 """
 
+ECB_TABLE1 = """
+select model, round(workflow_task, 1) as wf, round(workflow_multi_subtask, 1) as wf_multi_sub,
+       round(workflow_multi_task, 1) as wf_multi_task, round(workflow_avg, 1) as wf_avg,
+       round(approval_task, 1) as appr, round(approval_multi_subtask, 1) as appr_multi_sub,
+       round(approval_multi_task, 1) as appr_multi_task, round(approval_avg, 1) as appr_avg, round(avg, 1) as avg
+from ecb_table1 order by avg desc
+"""
+
+ECB_DIAGNOSTICS = """
+select model, kind, count(*) as n from (
+    select model, kind from ecb_violations
+    union all select model, 'pseudo_tool_call' from ecb_pseudo_tool_calls
+    union all select model, 'reread_loop' from ecb_rereads)
+group by all order by model, kind
+"""
+
 
 def headline_queries() -> list[tuple[str, str]]:
     return [("Runs: success, calls, tokens and cost per model and condition", RUNS),
@@ -69,4 +85,6 @@ def headline_queries() -> list[tuple[str, str]]:
             ("DecisionBench quality (blind, Stage 2) per model and suite", DCB_QUALITY),
             ("DecisionBench delegation fidelity per condition (%)", DCB_FIDELITY),
             ("DecisionBench vendor self-preference (same-vendor share vs chance)", DCB_SELF_PREFERENCE),
-            ("DecisionBench counterfactual ceiling (rho = 0.8): largest gaps", DCB_CEILING)]
+            ("DecisionBench counterfactual ceiling (rho = 0.8): largest gaps", DCB_CEILING),
+            ("EntCollabBench pass rates (Table 1 shape, %)", ECB_TABLE1),
+            ("EntCollabBench diagnostics: violations, pseudo tool calls, re-read loops", ECB_DIAGNOSTICS)]

@@ -2,6 +2,7 @@
 CREATE OR REPLACE VIEW state_diffs AS
 SELECT
     event_id, run_id, benchmark, seq, ts, task_id, subtask, agent, model,
+    trace_id, span_id, parent_span_id,
     payload ->> '$.service' AS service,
     payload ->> '$.table' AS table_name,
     payload ->> '$.key' AS row_key,

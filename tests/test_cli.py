@@ -32,8 +32,17 @@ def demo(tmp_path_factory) -> Path:
 def test_demo_twice_adds_nothing(demo):
     version = tw.open(demo).version
     result = tracewh("demo", "--tasks", "12", "-w", demo.parent, check=True)
-    assert "8 batches already ingested" in result.out
-    assert tw.open(demo).version == version == 8
+    assert "12 batches already ingested" in result.out
+    assert tw.open(demo).version == version == 12
+
+
+def test_demo_prints_the_entcollabbench_table1(demo):
+    out = (demo.parent.parent / "demo-stdout.txt").read_text()
+    assert "EntCollabBench pass rates (Table 1 shape, %)" in out
+    assert tw.open(demo).sql("select count(distinct model), count(*) from ecb_table1").fetchall() == [(4, 4)]
+    kinds = tw.open(demo).sql("select distinct kind from ecb_violations order by 1").fetchall()
+    assert kinds == [("cycle",), ("depth",), ("permission",)]
+    assert tw.open(demo).sql("select count(*) > 0 from ecb_pseudo_tool_calls, ecb_rereads").fetchall() == [(True,)]
 
 
 def test_demo_prints_the_delegate52_table_in_paper_shape(demo):

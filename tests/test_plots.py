@@ -22,7 +22,7 @@ def non_trivial(path: Path) -> bool:
     return path.stat().st_size > 10_000 and pixels.std() > 0.05 and min(pixels.shape[:2]) > 300
 
 
-@pytest.mark.parametrize("kind", ["rs-curves", "critical-curves", "pareto", "vendor-flow"])
+@pytest.mark.parametrize("kind", ["rs-curves", "critical-curves", "pareto", "vendor-flow", "role-accuracy"])
 def test_each_plot_renders(demo, tmp_path, kind):
     out = tmp_path / f"{kind}.png"
     tracewh("plot", kind, "--out", out, "-w", demo, check=True)
@@ -40,3 +40,11 @@ def test_plots_respect_where_and_write_pdf_and_svg(demo, tmp_path):
     assert empty.code == 2 and "nothing to plot" in plain(empty.err)
     assert tracewh("plot", "pie", "--out", tmp_path / "d.png", "-w", demo).code == 2
     assert tracewh("plot", "pareto", "--out", tmp_path / "d.png", "--where", "1=1; drop view runs", "-w", demo).code == 2
+
+
+def test_role_accuracy_respects_where(demo, tmp_path):
+    tracewh("plot", "role-accuracy", "--out", tmp_path / "all.png", "-w", demo, check=True)
+    tracewh("plot", "role-accuracy", "--out", tmp_path / "one.png", "--where", "model = 'gpt-5.4' and not multi",
+            "-w", demo, check=True)
+    assert non_trivial(tmp_path / "one.png")
+    assert (tmp_path / "one.png").read_bytes() != (tmp_path / "all.png").read_bytes()

@@ -1,0 +1,453 @@
+"""Find the runs in an EntCollabBench archive and read each one into events.
+
+A run is one driver result file `result[-X].jsonl` with, beside it, optionally its
+trajectory `traj/traj[-X].jsonl` (or `traj[-X].jsonl`), the task file(s) and the
+permission config. Result and trajectory rows rewritten on resume are deduplicated by
+task id, the latest `timestamp` winning; a task attempt's events share a trace_id
+derived from that timestamp, so views pick the latest attempt across archives too.
+Event ids come from the attempt and the event's place in it, never from the archive,
+so an archive that grew since the last ingest adds only what is new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from posixpath import basename, dirname, join
+from typing import Any
+
+import orjson
+
+from ....errors import BadInputError
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from ...jsonlines import first_record, json_lines, parse_record
+from ...sources import SourceFile
+from .permissions import APPROVAL_AGENTS, permission_entries
+from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
+from .tasks import subtask_number, task_list, task_specs
+from .trace import AgentLog, SubtaskScope, text_of
+
+BENCHMARK = "entcollabbench"
+RESULT_NAME = re.compile(r"^result([-_].*)?\.jsonl(\.gz)?$")
+CONFIG_NAMES = ("agent_specs.json", "agent_toolsets.json", "mcp_auth_by_agent.json")
+RESULT_KEYS = {"task_id", "task_passed", "judge", "judge_error"}
+ENDPOINT_CONFIG = re.compile(r"^(agent_peers|agent_url_map|mcp_endpoints.*)\.json$")  # claimed, not read
+MAX_JSON_BYTES = 64 << 20
+_MODEL_NAME = re.compile(rb'"model_name"\s*:\s*"([^"]+)"')
+
+
+@dataclass
+class RunFiles:
+    result: SourceFile
+    trajectory: SourceFile | None
+    task_files: list[SourceFile] = field(default_factory=list)
+    configs: dict[str, SourceFile] = field(default_factory=dict)
+    ignored: list[SourceFile] = field(default_factory=list)  # endpoint maps and the like: claimed, not read
+
+    @property
+    def files(self) -> list[SourceFile]:
+        return [self.result, *([self.trajectory] if self.trajectory else []), *self.task_files,
+                *self.configs.values(), *self.ignored]
+
+
+def read_json(file: SourceFile) -> Any:
+    with file.open() as stream:
+        data = stream.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise BadInputError(file.display, f"larger than {MAX_JSON_BYTES} bytes")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise BadInputError(file.display, f"invalid JSON: {e}") from None
+
+
+def _is_json(f: SourceFile) -> bool:
+    return f.name.lower().endswith((".json", ".json.gz"))
+
+
+def _stem(name: str) -> str:
+    return re.sub(r"\.jsonl(\.gz)?$", "", basename(name))
+
+
+def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
+    results = [f for f in files if RESULT_NAME.match(basename(f.name))
+               and RESULT_KEYS & set(first_record(f, ctx.limits.max_line_bytes) or {})]
+    if not results:
+        _refuse_unpaired_trajectories(files, [], ctx)
+        return []
+    by_name = {f.name: f for f in files}
+    configs = {basename(f.name): f for f in files if basename(f.name) in CONFIG_NAMES}
+    others = [f for f in files if ENDPOINT_CONFIG.match(basename(f.name))]
+    task_files = [f for f in files if _is_json(f) and f not in others and basename(f.name) not in CONFIG_NAMES
+                  and task_list(read_json(f)) is not None]
+    runs = []
+    for result in results:
+        suffix = _stem(result.name)[len("result"):]
+        folder = dirname(result.name)
+        trajectory = next((by_name[n] for n in (join(folder, "traj", f"traj{suffix}.jsonl"), join(folder, f"traj{suffix}.jsonl"),
+                                                 join(folder, "traj", f"traj{suffix}.jsonl.gz")) if n in by_name), None)
+        runs.append(RunFiles(result, trajectory, _task_files_for(result, task_files), configs, others))
+    _refuse_unpaired_trajectories(files, runs, ctx)
+    return runs
+
+
+def _task_files_for(result: SourceFile, task_files: list[SourceFile]) -> list[SourceFile]:
+    """The task file named in the result file's name, else the only one in the archive."""
+    stem = _stem(result.name)
+    named = [f for f in task_files if re.sub(r"\.json(\.gz)?$", "", basename(f.name)) in stem]
+    if named or len(task_files) <= 1:
+        return named or task_files
+    raise BadInputError(result.display, "several task files and none named in this result file's name "
+                                        f"({', '.join(f.name for f in task_files)}); name the result file "
+                                        "result-<task file stem>.jsonl or ingest one task set per archive")
+
+
+def _refuse_unpaired_trajectories(files: list[SourceFile], runs: list[RunFiles], ctx: AdapterContext) -> None:
+    paired = {r.trajectory.name for r in runs if r.trajectory}
+    for f in files:
+        if basename(f.name).startswith("traj") and f.name not in paired \
+                and "batch_entry" in (first_record(f, ctx.limits.max_line_bytes) or {}):
+            raise BadInputError(f.display, "trajectory file without its result file (expected "
+                                           "result<suffix>.jsonl beside traj/traj<suffix>.jsonl)")
+
+
+def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+    yield from RunReader(run, ctx).events()
+
+
+def _when(value: str) -> datetime | str:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+
+
+@dataclass
+class Latest:
+    """Per task id: the line holding its latest row (ties: the later line)."""
+
+    lines: dict[str, tuple[Any, int, str]] = field(default_factory=dict)  # task -> (when, line, timestamp)
+
+    def offer(self, task_id: str, timestamp: str, line: int) -> None:
+        when = _when(timestamp)
+        old = self.lines.get(task_id)
+        if old is None or type(old[0]) is not type(when) or when >= old[0]:
+            self.lines[task_id] = (when, line, timestamp)
+
+    def winners(self) -> dict[int, str]:
+        return {line: task for task, (_, line, _) in self.lines.items()}
+
+
+class TaskEmitter:
+    """Builds one task attempt's events: ids from the attempt and the event's place in it."""
+
+    def __init__(self, reader: RunReader, task_id: str, trace_id: str, part: str):
+        self.reader, self.task_id, self.trace_id, self.part, self.n = reader, task_id, trace_id, part, 0
+
+    def __call__(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.n += 1
+        self.reader.seq += 1
+        event = {"event_id": event_id(BENCHMARK, self.trace_id, self.part, self.n), "run_id": self.reader.run_id,
+                 "benchmark": BENCHMARK, "kind": kind, "seq": self.reader.seq, "task_id": self.task_id,
+                 "trace_id": self.trace_id, **fields}
+        if event.get("model") is None:
+            event["model"] = self.reader.model
+        return event
+
+    def span(self, *parts: Any) -> str:
+        return event_id(self.trace_id, *parts)[:16]
+
+
+class RunReader:
+    def __init__(self, run: RunFiles, ctx: AdapterContext):
+        self.run, self.ctx, self.seq = run, ctx, 0
+        self.specs = self._specs()
+        self.results, self.subset_votes = self._scan_results()
+        self.trajectories, found_model = self._scan_trajectory()
+        self.model = ctx.attrs.get("model") or found_model
+        if not self.model:
+            raise BadInputError(run.result.display, "no model name: no trajectory with llm_response_meta events "
+                                                    "beside it; pass --attr model=NAME", field="model")
+        folder = dirname(run.result.name)
+        label = "-".join(p for p in (folder.replace("/", "-"), _stem(run.result.name)[len("result"):].strip("-_"),
+                                     ctx.attrs.get("run")) if p)
+        self.run_id = f"ecb-{self.model}" + (f"-{label}" if label else "")
+        self.ignored = self._ignored_fields()
+
+    # -- reading the side files -------------------------------------------------
+    def _specs(self) -> dict[str, dict[str, Any]]:
+        specs: dict[str, dict[str, Any]] = {}
+        for f in self.run.task_files:
+            specs.update(task_specs(read_json(f), f.display))
+        return specs
+
+    def _config(self, name: str, kind: type) -> Any:
+        f = self.run.configs.get(name)
+        if f is None:
+            return None
+        data = read_json(f)
+        if not isinstance(data, kind):
+            raise BadInputError(f.display, f"expected a JSON {'array' if kind is list else 'object'}, got {type(data).__name__}")
+        return data
+
+    def _ignored_fields(self) -> dict[str, frozenset[str]]:
+        """Non-semantic fields per server: the benchmark's list plus --attr state_diff_ignore_fields[.server]=a,b."""
+        def extra(key: str) -> set[str]:
+            return {f.strip().lower() for f in self.ctx.attrs.get(key, "").split(",") if f.strip()}
+        common = DEFAULT_IGNORED_FIELDS | extra("state_diff_ignore_fields")
+        ignored = {"*": frozenset(common)}
+        for key in self.ctx.attrs:
+            if key.startswith("state_diff_ignore_fields."):
+                ignored[key.split(".", 1)[1]] = frozenset(common | extra(key))
+        return ignored
+
+    def _scan_results(self) -> tuple[Latest, Counter[str]]:
+        latest, votes = Latest(), Counter()
+        for line, record in json_lines(self.run.result, self.ctx.limits.max_line_bytes):
+            r = Fields(record, self.run.result.display, line)
+            latest.offer(r.req("task_id", "string"), r.req("timestamp", "string"), line)
+            votes[self._judged_subset(r)] += 1
+        votes.pop(None, None)
+        return latest, votes
+
+    def _scan_trajectory(self) -> tuple[Latest, str | None]:
+        latest, model = Latest(), None
+        if self.run.trajectory is None:
+            return latest, None
+        file = self.run.trajectory
+        with file.open() as stream:
+            line_no = 0
+            while line := stream.readline(self.ctx.limits.max_line_bytes + 1):
+                line_no += 1
+                if len(line) > self.ctx.limits.max_line_bytes:
+                    raise BadInputError(file.display, "record longer than the line limit", line=line_no)
+                if not line.strip():
+                    continue
+                t = Fields(parse_record(line, file, line_no), file.display, line_no)
+                latest.offer(t.req("task_id", "string"), t.req("timestamp", "string"), line_no)
+                if model is None and (found := _MODEL_NAME.search(line)):
+                    model = found.group(1).decode()
+        return latest, model
+
+    @staticmethod
+    def _judged_subset(r: Fields) -> str | None:
+        """approval when every judged agent is an approval specialist, workflow when any is not."""
+        agents = {a.get("agent_name") for s in (r.record.get("judge") or {}).get("task", {}).get("subtasks") or []
+                  if isinstance(s, dict) for a in s.get("agents") or [] if isinstance(a, dict)}
+        if not agents:
+            return None
+        return "approval" if agents <= set(APPROVAL_AGENTS) else "workflow"
+
+    # -- events ---------------------------------------------------------------
+    def events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+        result = self.run.result
+        yield result, 1, self._run_event("run_attrs", payload={
+            "model": self.model, "harness": "entcollabbench", "task_set": _stem(result.name),
+            **{k: v for k, v in self.ctx.attrs.items() if k in ("subset", "multi")}})
+        yield result, 1, self._run_event("registry", payload=self._permissions())
+        for spec in self.specs.values():
+            yield result, 1, self._run_event("registry", task_id=spec["task_id"], payload={"name": "ecb_task_spec", **spec})
+        winners = self.results.winners()
+        for line, record in json_lines(result, self.ctx.limits.max_line_bytes, self.ctx.progress):
+            if line in winners:
+                yield from ((result, line, e) for e in self._result_events(Fields(record, result.display, line)))
+        if self.run.trajectory is not None:
+            yield from self._trajectory_events()
+
+    def _run_event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        tag = orjson.dumps(fields.get("payload", {}).get("name")).decode() + str(fields.get("task_id"))
+        return {"event_id": event_id(BENCHMARK, self.run_id, kind, tag), "run_id": self.run_id, "benchmark": BENCHMARK,
+                "kind": kind, "seq": self.seq, "model": self.model, **fields}
+
+    def _permissions(self) -> dict[str, Any]:
+        specs = self._config("agent_specs.json", list)
+        toolsets = self._config("agent_toolsets.json", dict)
+        auth = self._config("mcp_auth_by_agent.json", dict)
+        source = "archive" if (specs or toolsets) else "benchmark defaults"
+        return {"name": "ecb_permissions", "source": source, "max_depth": int(self.ctx.attrs.get("max_depth", 3)),
+                "entries": permission_entries(specs, toolsets, auth)}
+
+    def _trace_id(self, task_id: str, timestamp: str) -> str:
+        return event_id(BENCHMARK, self.run_id, task_id, timestamp)
+
+    def _subset(self, task_id: str, judged: str | None) -> tuple[str, bool | None, str]:
+        spec = self.specs.get(task_id)
+        attrs = self.ctx.attrs
+        if "subset" in attrs:
+            subset, source = attrs["subset"], "--attr"
+        elif spec:
+            subset, source = spec["subset"], "task file"
+        elif judged:
+            subset, source = judged, "judged agents"
+        elif self.subset_votes:
+            subset, source = self.subset_votes.most_common(1)[0][0], "other tasks of the file"
+        else:
+            subset, source = "workflow", "default"
+        multi = attrs["multi"].lower() == "true" if "multi" in attrs else (spec["multi"] if spec else None)
+        return subset, multi, source
+
+    def _result_events(self, r: Fields) -> Iterator[dict[str, Any]]:
+        task_id, timestamp = r.req("task_id", "string"), r.req("timestamp", "string")
+        emit = TaskEmitter(self, task_id, self._trace_id(task_id, timestamp), "result")
+        passed = r.req("task_passed", "number")
+        if passed not in (0, 1):
+            raise r.error("task_passed", f"expected 0 or 1, got {passed!r}")
+        judge = r.sub("judge")
+        summary, verdict, runtime = judge.sub("summary"), judge.sub("task"), r.sub("runtime_summary")
+        reports = verdict.opt("subtasks", "list", [])
+        spec = self.specs.get(task_id)
+        n_subtasks = (summary.opt("subtask_count", "integer") or verdict.opt("subtask_count", "integer")
+                      or runtime.opt("subtask_count", "integer") or len(reports) or (spec or {}).get("n_subtasks") or 1)
+        subset, multi, subset_source = self._subset(task_id, self._judged_subset(r))
+        if multi is None:
+            multi = n_subtasks > 1
+        run_tokens = {k: r.opt(f"run_{k}_tokens", "integer") for k in ("input", "output", "total")}
+        yield emit("task_finished", ts=timestamp, parent_span_id=emit.span("task"), payload={
+            "level": "task", "result_timestamp": timestamp, "passed": bool(passed), "subset": subset, "multi": multi,
+            "subset_source": subset_source, "n_subtasks": n_subtasks, "session_id": runtime.opt("session_id", "string"),
+            "status": runtime.opt("status", "string") or ("error" if r.opt("judge_error", "string") else None),
+            "subtask_pass_count": summary.opt("subtask_pass_count", "integer"),
+            "agent_eval_count": summary.opt("agent_eval_count", "integer"),
+            "agent_pass_count": summary.opt("agent_pass_count", "integer"),
+            "judge_tokens": {k: summary.opt(f"judge_{k}_tokens", "integer") for k in ("input", "output", "total")},
+            "run_tokens": run_tokens, "tokens_by_agent": r.opt("run_tokens_by_agent", "object"),
+            "judge_skipped": r.opt("judge_skipped", "boolean", False), "judge_skip_reason": r.opt("judge_skip_reason", "string"),
+            "judge_error": r.opt("judge_error", "string")})
+        yield emit("score", ts=timestamp, score=float(passed), parent_span_id=emit.span("task"),
+                   payload={"metric": "task_pass"})
+        runtime_subs = runtime.opt("subtasks", "list", [])
+        for i in range(max(n_subtasks, len(reports))):
+            report = Fields(reports[i], r.file, r.line, f"judge.task.subtasks[{i}].") if i < len(reports) and isinstance(reports[i], dict) else None
+            rt = Fields(runtime_subs[i], r.file, r.line, f"runtime_summary.subtasks[{i}].") if i < len(runtime_subs) and isinstance(runtime_subs[i], dict) else None
+            yield from self._subtask_report(emit, timestamp, i, report, rt)
+
+    def _subtask_report(self, emit: TaskEmitter, ts: str, i: int, report: Fields | None, rt: Fields | None) -> Iterator[dict[str, Any]]:
+        raw_id = (report.opt("sub_task_id", "string") if report else None) or (rt.opt("sub_task_id", "string") if rt else None)
+        k = subtask_number(raw_id, i)
+        passed = report.req("passed", "boolean") if report else False
+        agents = report.opt("agents", "list", []) if report else []
+        described = report.sub("task_description") if report else None
+        target = (described.opt("beginning_agent", "string") if described else None) or (rt.opt("target_agent", "string") if rt else None)
+        sub_span = emit.span("subtask", k)
+        yield emit("score", ts=ts, subtask=str(k), score=float(passed), parent_span_id=sub_span, payload={
+            "metric": "subtask_pass", "subtask_index": k, "sub_task_id": raw_id, "target_agent": target,
+            "judged": bool(agents),
+            "skipped": bool(report.opt("skipped", "boolean", False)) if report else (rt is None or rt.opt("agent_status", "string") == "skipped"),
+            "skip_reason": report.opt("skip_reason", "string") if report else None,
+            "failure_reason": report.opt("failure_reason", "string") if report else None})
+        for j, raw in enumerate(agents):
+            a = Fields(raw if isinstance(raw, dict) else {}, report.file, report.line, f"{report.prefix}agents[{j}].")
+            yield self._judgment(emit, ts, k, a)
+
+    def _judgment(self, emit: TaskEmitter, ts: str, k: int, a: Fields) -> dict[str, Any]:
+        agent, passed = a.req("agent_name", "string"), a.req("passed", "boolean")
+        votes = []
+        for n, raw in enumerate(a.opt("votes", "list", [])):
+            v = Fields(raw if isinstance(raw, dict) else {}, a.file, a.line, f"{a.prefix}votes[{n}].")
+            votes.append({"judge": v.opt("model", "string"), "passed": v.opt("passed", "boolean", False),
+                          "confidence": v.opt("confidence", "number"), "reason": text_of(v.record.get("reason"))[:2000],
+                          "error": v.opt("error", "string"), "matched_points": v.opt("matched_points", "list"),
+                          "missed_points": v.opt("missed_points", "list"), "latency_ms": v.opt("latency_ms", "number"),
+                          "input_tokens": v.opt("input_tokens", "integer"), "output_tokens": v.opt("output_tokens", "integer")})
+        n_pass = a.opt("vote_pass_count", "integer")
+        n_fail = a.opt("vote_fail_count", "integer")
+        return emit("judgment", ts=ts, subtask=str(k), agent=agent, score=1.0 if passed else 0.0,
+                    span_id=emit.span("judgment", k, agent), parent_span_id=emit.span("subtask", k), payload={
+                        "judge": "majority", "verdict": "pass" if passed else "fail", "votes": votes,
+                        "votes_pass": n_pass if n_pass is not None else sum(v["passed"] for v in votes),
+                        "votes_fail": n_fail if n_fail is not None else sum(not v["passed"] for v in votes),
+                        "trace_event_count": a.opt("trace_event_count", "integer"),
+                        "mcp_servers_in_trace": a.opt("mcp_servers_in_trace", "list")})
+
+    # -- trajectory -----------------------------------------------------------
+    def _trajectory_events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+        file = self.run.trajectory
+        winners = self.trajectories.winners()
+        for line, record in json_lines(file, self.ctx.limits.max_line_bytes, self.ctx.progress):
+            if line not in winners:
+                continue
+            t = Fields(record, file.display, line)
+            task_id = t.req("task_id", "string")
+            result = self.results.lines.get(task_id)
+            timestamp = result[2] if result else t.req("timestamp", "string")
+            emit = TaskEmitter(self, task_id, self._trace_id(task_id, timestamp), "trajectory")
+            yield from ((file, line, e) for e in self._attempt_events(emit, t.sub("batch_entry")))
+
+    def _attempt_events(self, emit: TaskEmitter, b: Fields) -> Iterator[dict[str, Any]]:
+        results = b.opt("task_results", "list", [])
+        first = results[0] if results and isinstance(results[0], dict) else {}
+        yield emit("task_started", ts=first.get("request_sent_at"), span_id=emit.span("task"), payload={
+            "level": "task", "instruction": text_of(b.record.get("description"))[:8000],
+            "session_id": b.opt("session_id", "string"), "status": b.opt("status", "string"),
+            "active_servers": b.opt("active_servers", "list"), "requested_servers": b.opt("requested_servers", "list"),
+            "subtask_count": b.opt("subtask_count", "integer"), "errors": [text_of(e)[:500] for e in b.opt("errors", "list", [])]})
+        any_subtask_diff = False
+        for i, raw in enumerate(results):
+            s = Fields(raw if isinstance(raw, dict) else {}, b.file, b.line, f"{b.prefix}task_results[{i}].")
+            k = subtask_number(s.opt("sub_task_id", "string"), i)
+            yield from self._subtask_events(emit, s, k)
+            any_subtask_diff |= bool(s.opt("subtask_canonical_diff", "object"))
+        initial, final = b.opt("initial_state_snapshot", "object"), b.opt("final_state_snapshot", "object")
+        if initial is not None and final is not None:  # raw snapshots: the diff is ours to compute
+            for change in diff_snapshots(initial, final, self.ignored):
+                yield self._state_diff(emit, None, change, {"diff_source": "snapshots"})
+        else:
+            if not any_subtask_diff:
+                for change, summary in stored_diff_changes(b.opt("canonical_diff", "object", {})):
+                    yield self._state_diff(emit, None, change, {"diff_source": "canonical_diff", **summary})
+
+    def _subtask_events(self, emit: TaskEmitter, s: Fields, k: int) -> Iterator[dict[str, Any]]:
+        sub_span = emit.span("subtask", k)
+        request_id = s.opt("request_id", "string") or s.sub("request_trace_scope").opt("request_id", "string") or f"subtask-{k}"
+        skipped = s.opt("agent_status", "string") == "skipped" or s.opt("skipped_due_to_prior_failure", "boolean", False)
+        timed_out = s.sub("timeout_recovery").opt("timed_out", "boolean", False)
+        request_error = text_of(s.record.get("request_error")) or None
+        status = ("skipped" if skipped else "timeout" if timed_out else "error" if request_error
+                  else "ok" if s.opt("agent_status", "string") in ("ok", None) else "error")
+        target = s.opt("target_agent", "string")
+        yield emit("task_started", subtask=str(k), agent=target, ts=s.opt("request_sent_at", "string"), span_id=sub_span,
+                   parent_span_id=emit.span("task"), payload={
+                       "level": "subtask", "subtask_index": k, "sub_task_id": s.opt("sub_task_id", "string"),
+                       "request_id": request_id, "instruction": text_of(s.record.get("task"))[:8000]})
+        scope = SubtaskScope(str(k), request_id, sub_span, emit, emit.span)
+        for agent, entry in (s.opt("all_agent_traces", "object", {}) or {}).items():
+            yield from self._agent_trace(scope, s, agent, entry)
+        diff = s.opt("subtask_canonical_diff", "object", {})
+        if diff:
+            for change, summary in stored_diff_changes(diff):
+                yield self._state_diff(emit, str(k), change, {"diff_source": "subtask_canonical_diff", **summary})
+        inline = s.sub("inline_judge")
+        duration = s.opt("duration_ms", "number")
+        yield emit("task_finished", subtask=str(k), agent=target, ts=s.opt("response_received_at", "string"),
+                   latency_s=duration / 1000 if duration is not None else None, parent_span_id=sub_span, payload={
+                       "level": "subtask", "subtask_index": k, "status": status, "agent_status": s.opt("agent_status", "string"),
+                       "skipped": skipped, "skip_reason": s.opt("skip_reason", "string"),
+                       "skipped_due_to_init_failure": s.opt("skipped_due_to_init_failure", "boolean", False),
+                       "flow_error": text_of(s.record.get("flow_error")) or None, "request_error": request_error,
+                       "timed_out": timed_out, "inline_judge_passed": inline.opt("passed", "boolean"),
+                       "inline_judge_error": text_of(s.record.get("inline_judge_error")) or None,
+                       "result": text_of(s.record.get("subtask_result"))[:8000]})
+
+    def _agent_trace(self, scope: SubtaskScope, s: Fields, agent: str, entry: Any) -> Iterator[dict[str, Any]]:
+        entry = entry if isinstance(entry, dict) else {}
+        if entry.get("status") == "error" or agent.startswith("_"):
+            yield scope.emit("error", subtask=scope.subtask, agent=None if agent.startswith("_") else agent,
+                             parent_span_id=scope.span,
+                             payload={"type": "trace_fetch_error", "message": text_of(entry.get("error"))[:2000]})
+            return
+        events = ((entry.get("trace") or {}).get("events")) or []
+        if not isinstance(events, list):
+            raise s.error(f"all_agent_traces.{agent}.trace.events", f"expected a list, got {type(events).__name__}")
+        log = AgentLog(scope, agent, s.file, s.line, f"{s.prefix}all_agent_traces.{agent}.trace")
+        yield from log.events(events)
+
+    def _state_diff(self, emit: TaskEmitter, subtask: str | None, change: Any, extra: dict[str, Any]) -> dict[str, Any]:
+        return emit("state_diff", subtask=subtask, payload={
+            "service": change.server, "table": change.table, "key": change.row_key, "op": change.op,
+            "field": change.field, "before": change.before, "after": change.after, **extra})
