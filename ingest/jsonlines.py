@@ -65,6 +65,18 @@ def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_pr
     progress(file.stored_bytes - reported)
 
 
+def read_json_file(file: SourceFile, limit: int) -> Any:
+    """A whole (small) JSON file: a manifest, a task list, a config. Larger than `limit` is an error."""
+    with file.open() as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInputError(file.display, f"larger than {limit} bytes")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise BadInputError(file.display, f"invalid JSON: {e}") from None
+
+
 def first_record(file: SourceFile, max_line_bytes: int) -> dict[str, Any] | None:
     """The first record of a JSON-lines file, or None when the file does not start like one."""
     with file.open() as stream:

@@ -2,6 +2,7 @@
 --
 -- Candidates: the run's pool minus its orchestrator. Ties go to the lower cost per
 -- success, then the name; peers without Stage-1 data on the skill rank last.
+-- tracewh: materialize
 CREATE OR REPLACE VIEW dcb_candidates AS
 SELECT
     p.run_id, k.skill, p.model AS peer, p.vendor AS peer_vendor, st.pass_rate, st.cost_per_success,

@@ -4,6 +4,7 @@
 -- calling step (ties to the most recent; NULL when none, and then the call counts in no
 -- fidelity). peer_rank: the peer's place in dcb_candidates for that skill (NULL when the
 -- peer is not a candidate, e.g. outside the pool).
+-- tracewh: materialize
 CREATE OR REPLACE VIEW dcb_delegations AS
 WITH calls AS (
     SELECT d.event_id, d.run_id, d.trace_id, d.task_id, CAST(d.payload ->> '$.step' AS INTEGER) AS step, d.to_model AS peer

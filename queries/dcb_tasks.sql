@@ -6,6 +6,7 @@
 -- to) when any has a cost, else the harness's task cost. latency_s: the harness's task
 -- latency, else the sum of the orchestrator's call latencies. n_steps: the harness's
 -- count, else the orchestrator's completions.
+-- tracewh: materialize
 CREATE OR REPLACE VIEW dcb_tasks AS
 WITH attempts AS (
     SELECT

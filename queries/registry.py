@@ -4,6 +4,10 @@ A view file is plain DuckDB SQL a researcher can paste into a DuckDB shell:
 a comment block whose first line is the one-line description, then one
 `CREATE OR REPLACE VIEW name AS ...` statement. sqlglot reads the name and the
 relations each view reads, so files need no hand-kept order.
+
+A comment line `-- tracewh: materialize` marks a building block that many views read
+(the DecisionBench step tagger, for one): a connection computes it once, when a query
+first needs it, instead of once per reference (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ QUERIES_DIR = Path(__file__).parent
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" notes are not for users
 # Defined by the warehouse connection, not by a file: the committed Parquet files.
 SOURCE_RELATIONS = frozenset({"events_raw"})
+MATERIALIZE = "-- tracewh: materialize"
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class ViewDef:
     sql: str
     path: Path
     depends: frozenset[str]
+    materialize: bool = False
 
 
 def _description(sql: str, path: Path) -> str:
@@ -52,7 +58,7 @@ def parse_view(path: Path) -> ViewDef:
         raise ValueError(f"{path.name}: defines view {name!r}; a file is named after its view")
     ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
     reads = {t.name for t in statement.expression.find_all(exp.Table)} - ctes - {name}
-    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads))
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), MATERIALIZE in sql.splitlines())
 
 
 @cache

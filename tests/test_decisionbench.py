@@ -193,3 +193,21 @@ def test_a_newer_archive_format_is_refused(tmp_path):
         z.writestr("v2/manifest.json", '{"format": "decisionbench-run/2"}')
     result = tracewh("ingest", path, "-w", tmp_path / "wh")
     assert result.code == 2 and "decisionbench-run/2" in result.err and "not supported" in result.err
+
+
+def test_materialized_building_blocks_change_no_result(wh):
+    """Views marked `-- tracewh: materialize` are computed once per connection; the rows are the same
+    as when every view is a plain view, as in the .sql files."""
+    from tracewh.queries.registry import load_views
+    from tracewh.warehouse.connection import connect
+    from tracewh.warehouse.store import Store
+
+    cached = tw.open(wh)
+    plain = connect(Store(wh))
+    for view in load_views():
+        plain.execute(view.sql)
+    for view in ("dcb_fidelity", "dcb_self_preference", "dcb_ceiling", "dcb_delegations", "dcb_tasks"):
+        query = f"select * from {view} order by all"
+        assert cached.sql(query).fetchall() == plain.execute(query).fetchall(), view
+    tables = {r[0] for r in cached.sql("select table_name from duckdb_tables() where temporary").fetchall()}
+    assert {"tracewh_cache_dcb_step_skills", "tracewh_cache_dcb_tasks", "tracewh_cache_dcb_candidates"} <= tables

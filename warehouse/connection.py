@@ -23,7 +23,10 @@ def connect(store: Store, version: int | None = None, database: str = ":memory:"
 
 
 class ViewCreator:
-    """Creates views on a connection as queries first need them (binding all ~40 costs ~0.3 s)."""
+    """Creates views on a connection as queries first need them (binding all ~40 costs ~0.3 s).
+
+    A view marked for materialization is computed once into a temporary table the view
+    then reads: a connection sees one store version, so the rows cannot go stale."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con, self.created = con, set()
@@ -32,6 +35,10 @@ class ViewCreator:
         for view in views_needed(query):
             if view.name not in self.created:
                 self.con.execute(view.sql)
+                if view.materialize:
+                    table = f"tracewh_cache_{view.name}"
+                    self.con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM {view.name}")
+                    self.con.execute(f"CREATE OR REPLACE VIEW {view.name} AS SELECT * FROM {table}")
                 self.created.add(view.name)
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import TableNotFoundError
@@ -35,10 +34,15 @@ from deltalake.exceptions import TableNotFoundError
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
 from .quarantine import Quarantine
+from .batchdb import batch_connection
 from .sqltext import literal, literal_list
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
 NEW_EVENTS = "new-events.parquet"  # inside a staging folder: what the commit will add
+# Delta files of ~64 MB in row groups of 64k rows: the writer buffers a file per open
+# partition, so these bound its memory (and keep files large enough for fast scans).
+TARGET_FILE_BYTES = 16 << 20
+ROW_GROUP_ROWS = 16_000
 
 
 @dataclass
@@ -148,7 +152,7 @@ class Store:
             self.remove_orphans(table)
             if any(b.key == meta["key"] for b in _batches(table)):
                 return CommitResult(None, 0, 0, already_ingested=True)
-            con = duckdb.connect()
+            con = batch_connection(staged)
             quarantined = 0
             if held is not None:
                 quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
@@ -161,10 +165,11 @@ class Store:
             counts = {"staged": str(staged_rows), "added": str(added), "kinds": json.dumps(kinds)}
             write_deltalake(
                 str(self.table_path),
-                ds.dataset(staged / NEW_EVENTS, schema=ARROW_SCHEMA).scanner().to_reader(),
+                _stream(staged / NEW_EVENTS),
                 mode="append",
                 partition_by=list(PARTITION_COLUMNS),
-                writer_properties=WriterProperties(compression="ZSTD"),
+                target_file_size=TARGET_FILE_BYTES,
+                writer_properties=WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP_ROWS),
                 commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}),
             )
             return CommitResult(self.version(), added, staged_rows - added - quarantined, kinds=kinds,
@@ -221,24 +226,39 @@ class Store:
         return orphans
 
 
+def _stream(path: Path) -> pa.RecordBatchReader:
+    """The file's rows in small batches, read one at a time (a scanner's read-ahead would
+    hold many in memory while the Delta writer is still busy)."""
+    batches = pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS)
+    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, (b.cast(ARROW_SCHEMA) for b in batches))
+
+
 def _write_new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str],
                       excluded: bool = False) -> tuple[int, dict[str, int]]:
     """Write staged events minus ids already in `files` (the store's), minus repeats
     within the batch and minus `excluded` (held in quarantine) to staged/NEW_EVENTS;
-    return the staged row count and new rows per kind."""
+    return the staged row count and new rows per kind.
+
+    Which rows to keep is decided on (event_id, position) alone; the rows themselves then
+    stream through a semi-join, so memory does not grow with payload sizes."""
     new_events = literal(staged / NEW_EVENTS)
-    con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')})")
+    con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')}, "
+                "filename = true, file_row_number = true)")
     staged_rows = con.execute("select count(*) from staged").fetchall()[0][0]
     benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged").fetchall()]
     stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
-    query = "select * from staged where true"
+    candidates = "select event_id, seq, filename, file_row_number from staged where true"
     if stored:
         con.execute(f"create view stored as select event_id from read_parquet({literal_list(stored)})")
-        query += " and event_id not in (select event_id from stored)"
+        candidates += " and event_id not in (select event_id from stored)"
     if excluded:
-        query += " and event_id not in (select event_id from excluded)"
-    query += " qualify row_number() over (partition by event_id order by seq) = 1"
-    con.execute(f"copy ({query}) to {new_events} (format parquet, compression zstd)")
+        candidates += " and event_id not in (select event_id from excluded)"
+    con.execute(f"""create temp table keep as
+        select unnest(arg_min({{'filename': filename, 'file_row_number': file_row_number}}, seq))
+        from ({candidates}) group by event_id""")
+    con.execute(f"""copy (select s.* exclude (filename, file_row_number) from staged s
+                          semi join keep k on s.filename = k.filename and s.file_row_number = k.file_row_number)
+                    to {new_events} (format parquet, compression zstd)""")
     kinds = con.sql(f"select kind, count(*) from read_parquet({new_events}) group by kind order by kind")
     return staged_rows, dict(kinds.fetchall())
 

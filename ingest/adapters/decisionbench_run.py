@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from posixpath import dirname
 from typing import Any
 
-import orjson
 
 from ...errors import BadInputError
 from ...schema import event_id
 from ..context import AdapterContext
 from ..fields import Fields
-from ..jsonlines import json_lines
+from ..jsonlines import json_lines, read_json_file
 from ..sources import SourceFile
 from ..toolargs import parse_arguments
 
@@ -50,21 +49,10 @@ class RunFiles:
         return [self.manifest, *([self.records] if self.records else []), *self.traces, *self.profiles]
 
 
-def _read_json(file: SourceFile, limit: int) -> Any:
-    with file.open() as stream:
-        data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise BadInputError(file.display, f"larger than {limit} bytes")
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise BadInputError(file.display, f"invalid JSON: {e}") from None
-
-
 def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
     runs = []
     for manifest in (f for f in files if f.name.rsplit("/", 1)[-1] == "manifest.json"):
-        data = _read_json(manifest, MAX_MANIFEST_BYTES)
+        data = read_json_file(manifest, MAX_MANIFEST_BYTES)
         fmt = data.get("format") if isinstance(data, dict) else None
         if fmt == FORMAT:
             runs.append(RunFiles(dirname(manifest.name) + "/" if "/" in manifest.name else "", manifest))
@@ -105,7 +93,7 @@ class _RunReader:
 
     def __init__(self, run: RunFiles, ctx: AdapterContext):
         self.run, self.ctx, self.seq = run, ctx, 0
-        self.m = Fields(_read_json(run.manifest, MAX_MANIFEST_BYTES), run.manifest.display, None)
+        self.m = Fields(read_json_file(run.manifest, MAX_MANIFEST_BYTES), run.manifest.display, None)
         self.run_id = self.m.req("run_id", "string")
         self.orchestrator = self.m.req("orchestrator", "string")
 

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ...warehouse.batchdb import batch_connection
 from ...warehouse.sqltext import literal
 from .rules import BY_KIND, CHECK_FRAME_SQL, COMMON, SUITES_VERSION, Rule
 
@@ -151,7 +152,7 @@ def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
 def check_staged(staged: Path) -> Report:
     """A batch being ingested, in the order its files were read."""
     files = literal(staged / "part-*.parquet")
-    return check_relation(duckdb.connect(), f"select *, file_row_number as row_number "
+    return check_relation(batch_connection(staged), f"select *, file_row_number as row_number "
                                             f"from read_parquet({files}, file_row_number = true)")
 
 

@@ -19,13 +19,11 @@ from datetime import datetime
 from posixpath import basename, dirname, join
 from typing import Any
 
-import orjson
-
 from ....errors import BadInputError
 from ....schema import event_id
 from ...context import AdapterContext
 from ...fields import Fields
-from ...jsonlines import first_record, json_lines, parse_record
+from ...jsonlines import first_record, json_lines, read_json_file
 from ...sources import SourceFile
 from .permissions import APPROVAL_AGENTS, permission_entries
 from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
@@ -38,7 +36,6 @@ CONFIG_NAMES = ("agent_specs.json", "agent_toolsets.json", "mcp_auth_by_agent.js
 RESULT_KEYS = {"task_id", "task_passed", "judge", "judge_error"}
 ENDPOINT_CONFIG = re.compile(r"^(agent_peers|agent_url_map|mcp_endpoints.*)\.json$")  # claimed, not read
 MAX_JSON_BYTES = 64 << 20
-_MODEL_NAME = re.compile(rb'"model_name"\s*:\s*"([^"]+)"')
 
 
 @dataclass
@@ -53,17 +50,6 @@ class RunFiles:
     def files(self) -> list[SourceFile]:
         return [self.result, *([self.trajectory] if self.trajectory else []), *self.task_files,
                 *self.configs.values(), *self.ignored]
-
-
-def read_json(file: SourceFile) -> Any:
-    with file.open() as stream:
-        data = stream.read(MAX_JSON_BYTES + 1)
-    if len(data) > MAX_JSON_BYTES:
-        raise BadInputError(file.display, f"larger than {MAX_JSON_BYTES} bytes")
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise BadInputError(file.display, f"invalid JSON: {e}") from None
 
 
 def _is_json(f: SourceFile) -> bool:
@@ -84,7 +70,7 @@ def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
     configs = {basename(f.name): f for f in files if basename(f.name) in CONFIG_NAMES}
     others = [f for f in files if ENDPOINT_CONFIG.match(basename(f.name))]
     task_files = [f for f in files if _is_json(f) and f not in others and basename(f.name) not in CONFIG_NAMES
-                  and task_list(read_json(f)) is not None]
+                  and task_list(read_json_file(f, MAX_JSON_BYTES)) is not None]
     runs = []
     for result in results:
         suffix = _stem(result.name)[len("result"):]
@@ -114,6 +100,17 @@ def _refuse_unpaired_trajectories(files: list[SourceFile], runs: list[RunFiles],
                 and "batch_entry" in (first_record(f, ctx.limits.max_line_bytes) or {}):
             raise BadInputError(f.display, "trajectory file without its result file (expected "
                                            "result<suffix>.jsonl beside traj/traj<suffix>.jsonl)")
+
+
+def _model_name(batch_entry: Any) -> str | None:
+    """The model_name of the first llm_response_meta in a trajectory row, if any."""
+    for sub in (batch_entry or {}).get("task_results") or []:
+        for entry in ((sub or {}).get("all_agent_traces") or {}).values():
+            for e in ((entry or {}).get("trace") or {}).get("events") or []:
+                name = ((e or {}).get("data") or {}).get("model_name") if (e or {}).get("event") == "llm_response_meta" else None
+                if isinstance(name, str) and name:
+                    return name
+    return None
 
 
 def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
@@ -183,14 +180,14 @@ class RunReader:
     def _specs(self) -> dict[str, dict[str, Any]]:
         specs: dict[str, dict[str, Any]] = {}
         for f in self.run.task_files:
-            specs.update(task_specs(read_json(f), f.display))
+            specs.update(task_specs(read_json_file(f, MAX_JSON_BYTES), f.display))
         return specs
 
     def _config(self, name: str, kind: type) -> Any:
         f = self.run.configs.get(name)
         if f is None:
             return None
-        data = read_json(f)
+        data = read_json_file(f, MAX_JSON_BYTES)
         if not isinstance(data, kind):
             raise BadInputError(f.display, f"expected a JSON {'array' if kind is list else 'object'}, got {type(data).__name__}")
         return data
@@ -217,21 +214,12 @@ class RunReader:
 
     def _scan_trajectory(self) -> tuple[Latest, str | None]:
         latest, model = Latest(), None
-        if self.run.trajectory is None:
-            return latest, None
-        file = self.run.trajectory
-        with file.open() as stream:
-            line_no = 0
-            while line := stream.readline(self.ctx.limits.max_line_bytes + 1):
-                line_no += 1
-                if len(line) > self.ctx.limits.max_line_bytes:
-                    raise BadInputError(file.display, "record longer than the line limit", line=line_no)
-                if not line.strip():
-                    continue
-                t = Fields(parse_record(line, file, line_no), file.display, line_no)
-                latest.offer(t.req("task_id", "string"), t.req("timestamp", "string"), line_no)
-                if model is None and (found := _MODEL_NAME.search(line)):
-                    model = found.group(1).decode()
+        if self.run.trajectory is not None:
+            file = self.run.trajectory
+            for line, record in json_lines(file, self.ctx.limits.max_line_bytes):
+                t = Fields(record, file.display, line)
+                latest.offer(t.req("task_id", "string"), t.req("timestamp", "string"), line)
+                model = model or _model_name(record.get("batch_entry"))
         return latest, model
 
     @staticmethod
@@ -261,7 +249,7 @@ class RunReader:
 
     def _run_event(self, kind: str, **fields: Any) -> dict[str, Any]:
         self.seq += 1
-        tag = orjson.dumps(fields.get("payload", {}).get("name")).decode() + str(fields.get("task_id"))
+        tag = f"{fields.get('payload', {}).get('name')}/{fields.get('task_id')}"
         return {"event_id": event_id(BENCHMARK, self.run_id, kind, tag), "run_id": self.run_id, "benchmark": BENCHMARK,
                 "kind": kind, "seq": self.seq, "model": self.model, **fields}
 
@@ -270,7 +258,10 @@ class RunReader:
         toolsets = self._config("agent_toolsets.json", dict)
         auth = self._config("mcp_auth_by_agent.json", dict)
         source = "archive" if (specs or toolsets) else "benchmark defaults"
-        return {"name": "ecb_permissions", "source": source, "max_depth": int(self.ctx.attrs.get("max_depth", 3)),
+        max_depth = self.ctx.attrs.get("max_depth", "3")
+        if not max_depth.isdigit():
+            raise BadInputError("--attr max_depth", f"expected a whole number, got {max_depth!r}")
+        return {"name": "ecb_permissions", "source": source, "max_depth": int(max_depth),
                 "entries": permission_entries(specs, toolsets, auth)}
 
     def _trace_id(self, task_id: str, timestamp: str) -> str:
