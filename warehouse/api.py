@@ -47,7 +47,7 @@ class Warehouse:
         """Create the views `query` reads (all views when no query is given)."""
         self.con
         assert self._views is not None
-        self._views.for_query(query if query is not None else " ".join(f"select * from {v.name};" for v in load_views()))
+        self._views.for_query(query if query is not None else _every_view())
 
     @property
     def version(self) -> int | None:
@@ -74,15 +74,25 @@ class Warehouse:
         return self.store.batches()
 
     def views(self) -> list[ViewInfo]:
-        self.create_views()
-        relations = {v.name: self.con.sql(f"from {v.name}") for v in load_views()}  # bound, never run
-        return [ViewInfo(v.name, v.description, list(zip(relations[v.name].columns, map(str, relations[v.name].types))))
-                for v in load_views()]
+        """Every view's description and columns, bound on a scratch connection (nothing is computed,
+        not even the building blocks a query connection materializes)."""
+        con = connect(self.store, self.pinned)
+        try:
+            ViewCreator(con, materialize=False).for_query(_every_view())
+            relations = {v.name: con.sql(f"from {v.name}") for v in load_views()}  # bound, never run
+            return [ViewInfo(v.name, v.description, list(zip(relations[v.name].columns, map(str, relations[v.name].types))))
+                    for v in load_views()]
+        finally:
+            con.close()
 
     def close(self) -> None:
         if self._con is not None:
             self._con.close()
             self._con = self._views = None
+
+
+def _every_view() -> str:
+    return " ".join(f"select * from {v.name};" for v in load_views())
 
 
 def open(path: str | Path | None = None, version: int | None = None) -> Warehouse:  # noqa: A001

@@ -28,14 +28,14 @@ class ViewCreator:
     A view marked for materialization is computed once into a temporary table the view
     then reads: a connection sees one store version, so the rows cannot go stale."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
-        self.con, self.created = con, set()
+    def __init__(self, con: duckdb.DuckDBPyConnection, materialize: bool = True):
+        self.con, self.created, self.materialize = con, set(), materialize
 
     def for_query(self, query: str) -> None:
         for view in views_needed(query):
             if view.name not in self.created:
                 self.con.execute(view.sql)
-                if view.materialize:
+                if view.materialize and self.materialize:
                     table = f"tracewh_cache_{view.name}"
                     self.con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM {view.name}")
                     self.con.execute(f"CREATE OR REPLACE VIEW {view.name} AS SELECT * FROM {table}")

@@ -39,8 +39,8 @@ from .sqltext import literal, literal_list
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
 NEW_EVENTS = "new-events.parquet"  # inside a staging folder: what the commit will add
-# Delta files of ~64 MB in row groups of 64k rows: the writer buffers a file per open
-# partition, so these bound its memory (and keep files large enough for fast scans).
+# Delta files of up to 16 MB in row groups of 16k rows: the writer buffers an open file
+# per partition, so these bound its memory (docs/performance.md).
 TARGET_FILE_BYTES = 16 << 20
 ROW_GROUP_ROWS = 16_000
 
