@@ -383,6 +383,8 @@ def test_non_semantic_fields_are_configurable_per_server(tmp_path):
     ({"timestamp": "2026-04-06T09:00:00Z", "task_id": "task_1", "task_passed": 1,
       "judge": {"task": {"subtasks": [{"sub_task_id": "task_1_1", "passed": True, "agents": [{"passed": True}]}]}}},
      "field 'judge.task.subtasks[0].agents[0].agent_name': required field is missing"),
+    ({"timestamp": "yesterday", "task_id": "task_1", "task_passed": 1},
+     "line 1, field 'timestamp': expected an ISO-8601 time, got 'yesterday'"),
 ])
 def test_bad_result_rows_are_refused_naming_file_line_and_field(tmp_path, line, problem):
     wh = tmp_path / "wh"
@@ -403,3 +405,20 @@ def test_without_a_model_name_the_error_says_how_to_give_one(tmp_path):
     archive = archive_b(tmp_path)
     out = tracewh("ingest", archive, "-w", tmp_path / "wh")
     assert out.code == 2 and "--attr model=NAME" in plain(out.err)
+
+
+def test_a_response_streamed_again_after_summarization_counts_once(tmp_path):
+    """agent.py dedups messages only within the current stream; after summarization an earlier
+    AI message (and its llm_response_meta) can be logged again, at a later elapsed time."""
+    log = AgentLog(HR, R1, [f"user->{HR}"], 0)
+    log.ai("DONE: ok", tokens=(1000, 100))
+    repeat = json.loads(json.dumps(log.events[-1]))
+    repeat["data"]["elapsed_ms_from_request_start"] = 99_000
+    log.events.append(repeat)
+    log.ai("DONE: really", tokens=(10, 1))
+    results = [result_line("task_1", "2026-04-06T09:00:00.000Z", 1, [report("task_1_1", True, [verdict(HR, True)], HR)])]
+    trajectory = [trajectory_line("task_1", "2026-04-06T09:00:00.000Z",
+                                  [subtask_result(0, "task_1_1", R1, HR, traces(R1, {HR: log.done()}))])]
+    archive = write_zip(tmp_path / "s.zip", {"result-x.jsonl": jsonl(results), "traj/traj-x.jsonl": jsonl(trajectory)})
+    tracewh("ingest", archive, "-w", tmp_path / "wh", check=True)
+    assert rows(tmp_path / "wh", "select tokens from ecb_tasks") == [(1111,)]

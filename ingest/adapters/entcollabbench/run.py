@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from posixpath import basename, dirname, join
 from typing import Any
 
@@ -117,23 +117,32 @@ def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFil
     yield from RunReader(run, ctx).events()
 
 
-def _when(value: str) -> datetime | str:
+def _when(value: str) -> datetime:
+    """An ISO-8601 time; without a zone it is UTC, as the driver writes it."""
+    when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _timestamp(f: Fields) -> str:
+    """The row's ISO-8601 `timestamp` (the driver writes UTC with milliseconds)."""
+    value = f.req("timestamp", "string")
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        _when(value)
     except ValueError:
-        return value
+        raise f.error("timestamp", f"expected an ISO-8601 time, got {value[:40]!r}") from None
+    return value
 
 
 @dataclass
 class Latest:
     """Per task id: the line holding its latest row (ties: the later line)."""
 
-    lines: dict[str, tuple[Any, int, str]] = field(default_factory=dict)  # task -> (when, line, timestamp)
+    lines: dict[str, tuple[datetime, int, str]] = field(default_factory=dict)  # task -> (when, line, timestamp)
 
     def offer(self, task_id: str, timestamp: str, line: int) -> None:
         when = _when(timestamp)
         old = self.lines.get(task_id)
-        if old is None or type(old[0]) is not type(when) or when >= old[0]:
+        if old is None or when >= old[0]:
             self.lines[task_id] = (when, line, timestamp)
 
     def winners(self) -> dict[int, str]:
@@ -207,7 +216,7 @@ class RunReader:
         latest, votes = Latest(), Counter()
         for line, record in json_lines(self.run.result, self.ctx.limits.max_line_bytes):
             r = Fields(record, self.run.result.display, line)
-            latest.offer(r.req("task_id", "string"), r.req("timestamp", "string"), line)
+            latest.offer(r.req("task_id", "string"), _timestamp(r), line)
             votes[self._judged_subset(r)] += 1
         votes.pop(None, None)
         return latest, votes
@@ -218,7 +227,7 @@ class RunReader:
             file = self.run.trajectory
             for line, record in json_lines(file, self.ctx.limits.max_line_bytes):
                 t = Fields(record, file.display, line)
-                latest.offer(t.req("task_id", "string"), t.req("timestamp", "string"), line)
+                latest.offer(t.req("task_id", "string"), _timestamp(t), line)
                 model = model or _model_name(record.get("batch_entry"))
         return latest, model
 

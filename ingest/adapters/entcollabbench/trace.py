@@ -72,6 +72,7 @@ class Invocation:
     delegations: dict[str, deque[dict[str, Any]]] = field(default_factory=lambda: defaultdict(deque))
     last_ai: tuple[str, int] | None = None  # (text, number of tool calls)
     final_text: str | None = None  # last AI message without tool calls
+    responses: set[str] = field(default_factory=set)  # llm_response_meta already counted
 
 
 @dataclass
@@ -255,13 +256,20 @@ class AgentLog:
                                    "status": "blocked_cycle", "error": d.opt("reason", "string")})
 
     def _on_llm_response_meta(self, e: Fields, d: Fields, ts: float | None) -> Iterator[dict[str, Any]]:
+        inv = self.inv or self._start(None, None)
+        # When summarization fires, earlier messages can be streamed again within one
+        # invocation, repeating their llm_response_meta: count each response once.
+        same = {k: d.record.get(k) for k in ("step", "model_name", "usage_metadata", "response_metadata")}
+        fingerprint = orjson.dumps(same, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        if fingerprint in inv.responses:
+            return
+        inv.responses.add(fingerprint)
         usage = d.sub("usage_metadata")
         fallback = d.sub("response_metadata").sub("token_usage")
         prompt = usage.opt("input_tokens", "integer")
         completion = usage.opt("output_tokens", "integer")
         if prompt is None and completion is None:  # the driver's fallback: the provider's token_usage
             prompt, completion = fallback.opt("prompt_tokens", "integer"), fallback.opt("completion_tokens", "integer")
-        inv = self.inv or self._start(None, None)
         text, n_calls = inv.last_ai or ("", 0)
         yield self._event("llm_call", ts, model=d.opt("model_name", "string"), prompt_tokens=prompt,
                           completion_tokens=completion,
