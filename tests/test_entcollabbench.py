@@ -13,8 +13,9 @@ A  workflow multi-step, with trajectory, task file and agent_specs.json
           which the state diff is computed at ingest.
 B  workflow single-step, result file only (--attr model=m-alpha): task_1 passes,
    task_2 fails, task_3 failed to seed (no judge block).
-C  approval single-step, trajectory for task_1 only: knowledge_base_specialist asks the legal
-   specialist, who reads policy_docs/nda.md five times, then decides.
+C  approval single-step, with the task file (reference decisions), trajectory for task_1 only:
+   knowledge_base_specialist asks the legal specialist, who reads policy_docs/nda.md five
+   times, then decides.
 
 Tokens (input + output of llm_response_meta, never agent_message usage):
 A task_1 = 4940 (it) + 1730 (kb) + 1650 (hr) + 2820 (collab) + 1160 (change) + 880 (dev) = 13180;
@@ -200,8 +201,17 @@ def archive_c(tmp: Path) -> Path:
     trajectory = [trajectory_line("task_1", "2026-04-07T09:00:00.000Z",
                                   [subtask_result(0, "task_1_1", R5, KB, traces(R5, {KB: kb.done(), LEGAL: legal.done()}))],
                                   active_servers=[])]
+    task_file = [
+        {"task_id": "appr_1", "type": "approval", "sub_task_list": [{
+            "sub_task_id": "appr_1_1", "beginning_agent": KB, "user_prompt": "…",
+            "ground_truth_approval_results": {LEGAL: {"decision": "approve", "rule_citations": ["LEG-EVAL-0001"]}}}]},
+        {"task_id": "appr_2", "type": "approval", "sub_task_list": [{
+            "sub_task_id": "appr_2_1", "beginning_agent": KB, "user_prompt": "…",
+            "ground_truth_approval_results": [{"agent_name": FIN, "decision": "reject", "rule_citations": ["FIN-ACCT-0005"]},
+                                              {"agent_name": PROC, "decision": "require_docs", "rule_citations": []}]}]}]
     return write_zip(tmp / "approval.zip", {"result-approval_tasks.jsonl": jsonl(results),
-                                            "traj/traj-approval_tasks.jsonl": jsonl(trajectory)})
+                                            "traj/traj-approval_tasks.jsonl": jsonl(trajectory),
+                                            "approval_tasks.json": json.dumps(task_file).encode()})
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +351,15 @@ def test_approval_decision_parsed_from_the_final_answer(wh):
     got = rows(wh, "select agent, payload ->> '$.label', payload -> '$.rules', payload ->> '$.missing_info' "
                    "from events where benchmark = 'entcollabbench' and kind = 'decision'")
     assert got == [(LEGAL, "approve", '["LEG-EVAL-0001"]', "false")]
+
+
+def test_approval_decisions_checked_against_the_reference(wh):
+    got = rows(wh, "select task_id, agent, label, ref_label, rules, ref_rules, ref_missing_info, deterministic_pass, "
+                   "judge_passed from ecb_approval_checks order by task_id, agent")
+    assert got == [
+        ("task_1", LEGAL, "approve", "approve", ["LEG-EVAL-0001"], ["LEG-EVAL-0001"], False, True, True),
+        ("task_2", FIN, None, "reject", None, ["FIN-ACCT-0005"], False, False, False),  # no trajectory: no decision
+        ("task_2", PROC, None, "require_docs", None, [], True, False, True)]
 
 
 def test_reingest_adds_nothing(wh, tmp_path):
