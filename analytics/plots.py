@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -26,6 +27,11 @@ def _rows(wh: Warehouse, view: str, where: str | None) -> pl.DataFrame:
     if frame.is_empty():
         raise ValueError(f"{view} has no rows{' matching ' + where if where else ''}: nothing to plot")
     return frame
+
+
+def _cells(frame: pl.DataFrame, row: str, column: str, value: str) -> dict[tuple[Any, Any], Any]:
+    """(row, column) -> value, for grids and grouped bars."""
+    return {(r, c): v for r, c, v in frame.select(row, column, value).iter_rows()}
 
 
 def _lines(frame: pl.DataFrame, y: str, ylabel: str, title: str) -> plt.Figure:
@@ -78,7 +84,7 @@ def vendor_flow(wh: Warehouse, where: str | None) -> plt.Figure:
     frame = _rows(wh, "dcb_vendor_flow", where)
     rows = sorted(frame["orchestrator_vendor"].unique().to_list())
     cols = sorted(frame["peer_vendor"].unique().to_list())
-    share = {(r, c): s for r, c, s in frame.select("orchestrator_vendor", "peer_vendor", "share_pct").iter_rows()}
+    share = _cells(frame, "orchestrator_vendor", "peer_vendor", "share_pct")
     grid = [[share.get((r, c), 0.0) for c in cols] for r in rows]
     fig, ax = plt.subplots(figsize=(1.2 * len(cols) + 2.5, 0.8 * len(rows) + 1.8))
     image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100)
@@ -102,7 +108,7 @@ def role_accuracy(wh: Warehouse, where: str | None) -> plt.Figure:
     for ax, multi in zip(axes[:, 0], panels):
         part = frame.filter(pl.col("multi") == multi)
         agents = sorted(part["agent"].unique().to_list())
-        acc = {(m, a): v for m, a, v in part.select("model", "agent", "acc").iter_rows()}
+        acc = _cells(part, "model", "agent", "acc")
         width = 0.8 / len(models)
         for i, model in enumerate(models):
             xs = [j + (i - (len(models) - 1) / 2) * width for j in range(len(agents))]

@@ -45,3 +45,9 @@ class Fields:
     def sub(self, key: str) -> Fields:
         """Fields of a nested object (missing = empty)."""
         return Fields(self.opt(key, "object", {}), self.file, self.line, f"{self.prefix}{key}.")
+
+    def each(self, key: str) -> list[Fields]:
+        """Fields of every element of a nested list (missing = none; an element that is not an
+        object reads as empty, so its required fields are reported missing under `key[i].`)."""
+        return [Fields(item if isinstance(item, dict) else {}, self.file, self.line, f"{self.prefix}{key}[{i}].")
+                for i, item in enumerate(self.opt(key, "list", []))]

@@ -32,6 +32,7 @@ from ..errors import BadInputError, QualityError, TracewhError
 from ..queries.guard import QueryError, prepare_query
 from ..queries.registry import load_views
 from ..warehouse.api import Warehouse
+from ..warehouse.sqltext import literal_list
 from .traces import span_tree
 
 SAFE_UPLOAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
@@ -59,7 +60,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     def warehouse() -> Iterator[Warehouse]:
         """A fresh read connection per request (so new commits show), sandboxed to the store."""
         wh = Warehouse(config.warehouse)
-        wh.con.execute(f"SET allowed_directories = ['{wh.store.table_path}/']")
+        wh.con.execute(f"SET allowed_directories = {literal_list([f'{wh.store.table_path}/'])}")
         wh.con.execute("SET enable_external_access = false")
         try:
             yield wh

@@ -114,13 +114,10 @@ class _RunReader:
                  "tagger_version": m.opt("tagger_version", "string"),
                  "delegation_cap": m.opt("delegation_cap", "integer"), "format": FORMAT}
         yield self.run.manifest, 1, self._event("run_attrs", ts=m.opt("started_at", "string"), payload=attrs)
-        pool = [self._pool_entry(m, i, p) for i, p in enumerate(m.opt("pool", "list", []))]
+        pool = [{"model": p.req("model", "string"), "vendor": p.req("vendor", "string"), "tier": p.opt("tier", "string")}
+                for p in m.each("pool")]
         yield self.run.manifest, 1, self._event("registry", payload={"name": "model_pool", "entries": pool})
         yield self.run.manifest, 1, self._event("run_finished", ts=m.opt("finished_at", "string"), model=self.orchestrator)
-
-    def _pool_entry(self, m: Fields, i: int, entry: Any) -> dict[str, Any]:
-        p = Fields(entry if isinstance(entry, dict) else {}, m.file, m.line, f"pool[{i}].")
-        return {"model": p.req("model", "string"), "vendor": p.req("vendor", "string"), "tier": p.opt("tier", "string")}
 
     def record_events(self, r: Fields) -> Iterator[dict[str, Any]]:
         task = self._task(r.req("task_id", "string"))
@@ -165,8 +162,7 @@ class _RunReader:
     def _completion(self, task_id: str, t: Fields) -> Iterator[dict[str, Any]]:
         step = t.req("step", "integer")
         calls = []
-        for i, raw in enumerate(t.opt("tool_calls", "list", [])):
-            c = Fields(raw if isinstance(raw, dict) else {}, t.file, t.line, f"tool_calls[{i}].")
+        for i, c in enumerate(t.each("tool_calls")):
             calls.append({"id": c.opt("id", "string") or f"line{t.line}-{i}", "name": c.req("name", "string"),
                           "arguments": parse_arguments(c.record.get("arguments"))})
         call = self._llm_call(task_id, t, agent="orchestrator", parent=self._span(task_id, "task"),

@@ -156,8 +156,7 @@ class Interaction:
                 "files_read": f.opt("agentic_files_read", "list", [])}
 
     def tool_calls(self) -> Iterator[dict[str, Any]]:
-        for i, call in enumerate(self.f.opt("agentic_tool_calls", "list", [])):
-            c = Fields(call if isinstance(call, dict) else {}, self.f.file, self.f.line, f"agentic_tool_calls[{i}].")
+        for i, c in enumerate(self.f.each("agentic_tool_calls")):
             yield self._event("tool_call", i + 1, f"tool{i}", agent="editor", tool_name=c.req("tool", "string"),
                               payload={"harness": HARNESS, "turn": c.opt("turn", "integer"),
                                        "args_keys": c.opt("args_keys", "list", [])})

@@ -106,8 +106,7 @@ class _Episode:
         f, root = self.f, self._span("task")
         yield self._event("task_started", span_id=root, agent="agent", model=self.model, payload={"trial": self.trial})
         prompt_chars, step = 0, 0
-        for i, message in enumerate(f.opt("traj", "list", [])):
-            m = Fields(message if isinstance(message, dict) else {}, f.file, None, f"traj[{i}].")
+        for i, m in enumerate(f.each("traj")):
             role, text = m.opt("role", "string"), m.opt("content", "string")
             if role == "assistant":
                 step += 1

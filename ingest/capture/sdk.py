@@ -156,6 +156,27 @@ def observe_stream(stream: Any, call: LLMCall, accumulator: Any, is_async: bool)
 
 # -- wrapping --------------------------------------------------------------------------
 
+class _Current:
+    """While the SDK method runs, `call` is the current call (what nested code sees); an
+    exception out of it marks the call failed and goes on to the caller unchanged."""
+
+    __slots__ = ("call", "failed", "token")
+
+    def __init__(self, call: LLMCall | None, failed: Callable[[LLMCall | None, BaseException], None]):
+        self.call, self.failed = call, failed
+
+    def __enter__(self) -> None:
+        self.token = _CALL.set(self.call)
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+        try:
+            if error is not None:
+                self.failed(self.call, error)
+        finally:
+            _CALL.reset(self.token)
+        return False
+
+
 def wrap_method(recorder: Recorder, owner: Any, name: str, provider: str, summarise: Callable[[Any], dict[str, Any]],
                 accumulator: Callable[[], Any], is_async: bool) -> None:
     # is_async comes from the client class: the SDKs' async create is a decorated plain
@@ -184,27 +205,15 @@ def wrap_method(recorder: Recorder, owner: Any, name: str, provider: str, summar
     if is_async:
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             call = begin(kwargs)
-            token = _CALL.set(call)
-            try:
+            with _Current(call, failed):
                 result = await original(*args, **kwargs)
-            except BaseException as e:
-                failed(call, e)
-                raise
-            finally:
-                _CALL.reset(token)
             end(call, result, kwargs)
             return result
     else:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             call = begin(kwargs)
-            token = _CALL.set(call)
-            try:
+            with _Current(call, failed):
                 result = original(*args, **kwargs)
-            except BaseException as e:
-                failed(call, e)
-                raise
-            finally:
-                _CALL.reset(token)
             end(call, result, kwargs)
             return result
 

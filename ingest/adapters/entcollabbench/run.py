@@ -43,6 +43,7 @@ class RunFiles:
     result: SourceFile
     trajectory: SourceFile | None
     task_files: list[SourceFile] = field(default_factory=list)
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> spec, from task_files
     configs: dict[str, SourceFile] = field(default_factory=dict)
     ignored: list[SourceFile] = field(default_factory=list)  # endpoint maps and the like: claimed, not read
 
@@ -69,15 +70,21 @@ def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
     by_name = {f.name: f for f in files}
     configs = {basename(f.name): f for f in files if basename(f.name) in CONFIG_NAMES}
     others = [f for f in files if ENDPOINT_CONFIG.match(basename(f.name))]
-    task_files = [f for f in files if _is_json(f) and f not in others and basename(f.name) not in CONFIG_NAMES
-                  and task_list(read_json_file(f, MAX_JSON_BYTES)) is not None]
+    task_files = {}  # file -> its specs: each task file is read and normalised once, whatever the runs
+    for f in files:
+        if _is_json(f) and f not in others and basename(f.name) not in CONFIG_NAMES:
+            data = read_json_file(f, MAX_JSON_BYTES)
+            if task_list(data) is not None:
+                task_files[f.name] = (f, task_specs(data, f.display))
     runs = []
     for result in results:
         suffix = _stem(result.name)[len("result"):]
         folder = dirname(result.name)
         trajectory = next((by_name[n] for n in (join(folder, "traj", f"traj{suffix}.jsonl"), join(folder, f"traj{suffix}.jsonl"),
                                                  join(folder, "traj", f"traj{suffix}.jsonl.gz")) if n in by_name), None)
-        runs.append(RunFiles(result, trajectory, _task_files_for(result, task_files), configs, others))
+        mine = _task_files_for(result, [f for f, _ in task_files.values()])
+        specs = {k: v for f in mine for k, v in task_files[f.name][1].items()}
+        runs.append(RunFiles(result, trajectory, mine, specs, configs, others))
     _refuse_unpaired_trajectories(files, runs, ctx)
     return runs
 
@@ -123,14 +130,13 @@ def _when(value: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def _timestamp(f: Fields) -> str:
-    """The row's ISO-8601 `timestamp` (the driver writes UTC with milliseconds)."""
+def _timestamp(f: Fields) -> tuple[str, datetime]:
+    """The row's ISO-8601 `timestamp` (the driver writes UTC with milliseconds), as written and as a time."""
     value = f.req("timestamp", "string")
     try:
-        _when(value)
+        return value, _when(value)
     except ValueError:
         raise f.error("timestamp", f"expected an ISO-8601 time, got {value[:40]!r}") from None
-    return value
 
 
 @dataclass
@@ -139,14 +145,14 @@ class Latest:
 
     lines: dict[str, tuple[datetime, int, str]] = field(default_factory=dict)  # task -> (when, line, timestamp)
 
-    def offer(self, task_id: str, timestamp: str, line: int) -> None:
-        when = _when(timestamp)
+    def offer(self, task_id: str, timestamp: tuple[str, datetime], line: int) -> None:
+        text, when = timestamp
         old = self.lines.get(task_id)
         if old is None or when >= old[0]:
-            self.lines[task_id] = (when, line, timestamp)
+            self.lines[task_id] = (when, line, text)
 
-    def winners(self) -> dict[int, str]:
-        return {line: task for task, (_, line, _) in self.lines.items()}
+    def winners(self) -> set[int]:
+        return {line for _, line, _ in self.lines.values()}
 
 
 class TaskEmitter:
@@ -172,7 +178,7 @@ class TaskEmitter:
 class RunReader:
     def __init__(self, run: RunFiles, ctx: AdapterContext):
         self.run, self.ctx, self.seq = run, ctx, 0
-        self.specs = self._specs()
+        self.specs = run.specs
         self.results, self.subset_votes = self._scan_results()
         self.trajectories, found_model = self._scan_trajectory()
         self.model = ctx.attrs.get("model") or found_model
@@ -186,12 +192,6 @@ class RunReader:
         self.ignored = self._ignored_fields()
 
     # -- reading the side files -------------------------------------------------
-    def _specs(self) -> dict[str, dict[str, Any]]:
-        specs: dict[str, dict[str, Any]] = {}
-        for f in self.run.task_files:
-            specs.update(task_specs(read_json_file(f, MAX_JSON_BYTES), f.display))
-        return specs
-
     def _config(self, name: str, kind: type) -> Any:
         f = self.run.configs.get(name)
         if f is None:
@@ -276,7 +276,7 @@ class RunReader:
     def _trace_id(self, task_id: str, timestamp: str) -> str:
         return event_id(BENCHMARK, self.run_id, task_id, timestamp)
 
-    def _subset(self, task_id: str, judged: str | None) -> tuple[str, bool | None, str]:
+    def _subset(self, task_id: str, judged: str | None, n_subtasks: int) -> tuple[str, bool, str]:
         spec = self.specs.get(task_id)
         attrs = self.ctx.attrs
         if "subset" in attrs:
@@ -289,7 +289,7 @@ class RunReader:
             subset, source = self.subset_votes.most_common(1)[0][0], "other tasks of the file"
         else:
             subset, source = "workflow", "default"
-        multi = attrs["multi"].lower() == "true" if "multi" in attrs else (spec["multi"] if spec else None)
+        multi = attrs["multi"].lower() == "true" if "multi" in attrs else (spec["multi"] if spec else n_subtasks > 1)
         return subset, multi, source
 
     def _result_events(self, r: Fields) -> Iterator[dict[str, Any]]:
@@ -300,13 +300,11 @@ class RunReader:
             raise r.error("task_passed", f"expected 0 or 1, got {passed!r}")
         judge = r.sub("judge")
         summary, verdict, runtime = judge.sub("summary"), judge.sub("task"), r.sub("runtime_summary")
-        reports = verdict.opt("subtasks", "list", [])
+        reports = verdict.each("subtasks")
         spec = self.specs.get(task_id)
         n_subtasks = (summary.opt("subtask_count", "integer") or verdict.opt("subtask_count", "integer")
                       or runtime.opt("subtask_count", "integer") or len(reports) or (spec or {}).get("n_subtasks") or 1)
-        subset, multi, subset_source = self._subset(task_id, self._judged_subset(r))
-        if multi is None:
-            multi = n_subtasks > 1
+        subset, multi, subset_source = self._subset(task_id, self._judged_subset(r), n_subtasks)
         run_tokens = {k: r.opt(f"run_{k}_tokens", "integer") for k in ("input", "output", "total")}
         yield emit("task_finished", ts=timestamp, parent_span_id=emit.span("task"), payload={
             "level": "task", "result_timestamp": timestamp, "passed": bool(passed), "subset": subset, "multi": multi,
@@ -321,35 +319,32 @@ class RunReader:
             "judge_error": r.opt("judge_error", "string")})
         yield emit("score", ts=timestamp, score=float(passed), parent_span_id=emit.span("task"),
                    payload={"metric": "task_pass"})
-        runtime_subs = runtime.opt("subtasks", "list", [])
+        runtime_subs, none = runtime.each("subtasks"), Fields({}, r.file, r.line)
         for i in range(max(n_subtasks, len(reports))):
-            report = Fields(reports[i], r.file, r.line, f"judge.task.subtasks[{i}].") if i < len(reports) and isinstance(reports[i], dict) else None
-            rt = Fields(runtime_subs[i], r.file, r.line, f"runtime_summary.subtasks[{i}].") if i < len(runtime_subs) and isinstance(runtime_subs[i], dict) else None
-            yield from self._subtask_report(emit, timestamp, i, report, rt)
+            yield from self._subtask_report(emit, timestamp, i, reports[i] if i < len(reports) else none,
+                                            runtime_subs[i] if i < len(runtime_subs) else none)
 
-    def _subtask_report(self, emit: TaskEmitter, ts: str, i: int, report: Fields | None, rt: Fields | None) -> Iterator[dict[str, Any]]:
-        raw_id = (report.opt("sub_task_id", "string") if report else None) or (rt.opt("sub_task_id", "string") if rt else None)
+    def _subtask_report(self, emit: TaskEmitter, ts: str, i: int, report: Fields, rt: Fields) -> Iterator[dict[str, Any]]:
+        """One subtask of a result row: the judge's report (empty when not judged) and the runtime summary."""
+        raw_id = report.opt("sub_task_id", "string") or rt.opt("sub_task_id", "string")
         k = subtask_number(raw_id, i)
-        passed = report.req("passed", "boolean") if report else False
-        agents = report.opt("agents", "list", []) if report else []
-        described = report.sub("task_description") if report else None
-        target = (described.opt("beginning_agent", "string") if described else None) or (rt.opt("target_agent", "string") if rt else None)
-        sub_span = emit.span("subtask", k)
-        yield emit("score", ts=ts, subtask=str(k), score=float(passed), parent_span_id=sub_span, payload={
-            "metric": "subtask_pass", "subtask_index": k, "sub_task_id": raw_id, "target_agent": target,
-            "judged": bool(agents),
-            "skipped": bool(report.opt("skipped", "boolean", False)) if report else (rt is None or rt.opt("agent_status", "string") == "skipped"),
-            "skip_reason": report.opt("skip_reason", "string") if report else None,
-            "failure_reason": report.opt("failure_reason", "string") if report else None})
-        for j, raw in enumerate(agents):
-            a = Fields(raw if isinstance(raw, dict) else {}, report.file, report.line, f"{report.prefix}agents[{j}].")
+        reported = bool(report.record)
+        agents = report.each("agents")
+        passed = report.req("passed", "boolean") if reported else False
+        skipped = (report.opt("skipped", "boolean", False) if reported
+                   else not rt.record or rt.opt("agent_status", "string") == "skipped")
+        yield emit("score", ts=ts, subtask=str(k), score=float(passed), parent_span_id=emit.span("subtask", k), payload={
+            "metric": "subtask_pass", "subtask_index": k, "sub_task_id": raw_id,
+            "target_agent": report.sub("task_description").opt("beginning_agent", "string") or rt.opt("target_agent", "string"),
+            "judged": bool(agents), "skipped": skipped, "skip_reason": report.opt("skip_reason", "string"),
+            "failure_reason": report.opt("failure_reason", "string")})
+        for a in agents:
             yield self._judgment(emit, ts, k, a)
 
     def _judgment(self, emit: TaskEmitter, ts: str, k: int, a: Fields) -> dict[str, Any]:
         agent, passed = a.req("agent_name", "string"), a.req("passed", "boolean")
         votes = []
-        for n, raw in enumerate(a.opt("votes", "list", [])):
-            v = Fields(raw if isinstance(raw, dict) else {}, a.file, a.line, f"{a.prefix}votes[{n}].")
+        for v in a.each("votes"):
             votes.append({"judge": v.opt("model", "string"), "passed": v.opt("passed", "boolean", False),
                           "confidence": v.opt("confidence", "number"), "reason": text_of(v.record.get("reason"))[:2000],
                           "error": v.opt("error", "string"), "matched_points": v.opt("matched_points", "list"),
@@ -375,21 +370,19 @@ class RunReader:
             t = Fields(record, file.display, line)
             task_id = t.req("task_id", "string")
             result = self.results.lines.get(task_id)
-            timestamp = result[2] if result else t.req("timestamp", "string")
+            timestamp = result[2] if result else _timestamp(t)[0]
             emit = TaskEmitter(self, task_id, self._trace_id(task_id, timestamp), "trajectory")
             yield from ((file, line, e) for e in self._attempt_events(emit, t.sub("batch_entry")))
 
     def _attempt_events(self, emit: TaskEmitter, b: Fields) -> Iterator[dict[str, Any]]:
-        results = b.opt("task_results", "list", [])
-        first = results[0] if results and isinstance(results[0], dict) else {}
-        yield emit("task_started", ts=first.get("request_sent_at"), span_id=emit.span("task"), payload={
+        results = b.each("task_results")
+        yield emit("task_started", ts=results[0].opt("request_sent_at", "string") if results else None, span_id=emit.span("task"), payload={
             "level": "task", "instruction": text_of(b.record.get("description"))[:8000],
             "session_id": b.opt("session_id", "string"), "status": b.opt("status", "string"),
             "active_servers": b.opt("active_servers", "list"), "requested_servers": b.opt("requested_servers", "list"),
             "subtask_count": b.opt("subtask_count", "integer"), "errors": [text_of(e)[:500] for e in b.opt("errors", "list", [])]})
         any_subtask_diff = False
-        for i, raw in enumerate(results):
-            s = Fields(raw if isinstance(raw, dict) else {}, b.file, b.line, f"{b.prefix}task_results[{i}].")
+        for i, s in enumerate(results):
             k = subtask_number(s.opt("sub_task_id", "string"), i)
             yield from self._subtask_events(emit, s, k)
             any_subtask_diff |= bool(s.opt("subtask_canonical_diff", "object"))
@@ -397,10 +390,9 @@ class RunReader:
         if initial is not None and final is not None:  # raw snapshots: the diff is ours to compute
             for change in diff_snapshots(initial, final, self.ignored):
                 yield self._state_diff(emit, None, change, {"diff_source": "snapshots"})
-        else:
-            if not any_subtask_diff:
-                for change, summary in stored_diff_changes(b.opt("canonical_diff", "object", {})):
-                    yield self._state_diff(emit, None, change, {"diff_source": "canonical_diff", **summary})
+        elif not any_subtask_diff:  # the batch-level diff would repeat the subtasks' ones
+            for change, summary in stored_diff_changes(b.opt("canonical_diff", "object", {})):
+                yield self._state_diff(emit, None, change, {"diff_source": "canonical_diff", **summary})
 
     def _subtask_events(self, emit: TaskEmitter, s: Fields, k: int) -> Iterator[dict[str, Any]]:
         sub_span = emit.span("subtask", k)
@@ -441,11 +433,9 @@ class RunReader:
                              parent_span_id=scope.span,
                              payload={"type": "trace_fetch_error", "message": text_of(entry.get("error"))[:2000]})
             return
-        events = ((entry.get("trace") or {}).get("events")) or []
-        if not isinstance(events, list):
-            raise s.error(f"all_agent_traces.{agent}.trace.events", f"expected a list, got {type(events).__name__}")
-        log = AgentLog(scope, agent, s.file, s.line, f"{s.prefix}all_agent_traces.{agent}.trace")
-        yield from log.events(events)
+        trace = entry.get("trace")
+        trace = Fields(trace if isinstance(trace, dict) else {}, s.file, s.line, f"{s.prefix}all_agent_traces.{agent}.trace.")
+        yield from AgentLog(scope, agent).events(trace.each("events"))
 
     def _state_diff(self, emit: TaskEmitter, subtask: str | None, change: Any, extra: dict[str, Any]) -> dict[str, Any]:
         return emit("state_diff", subtask=subtask, payload={

@@ -97,14 +97,13 @@ class SubtaskScope:
 class AgentLog:
     """Reads one agent's events in list order (authoritative within one agent)."""
 
-    def __init__(self, scope: SubtaskScope, agent: str, file: str, line: int, where: str):
-        self.scope, self.agent, self.file, self.line, self.where = scope, agent, file, line, where
+    def __init__(self, scope: SubtaskScope, agent: str):
+        self.scope, self.agent = scope, agent
         self.inv: Invocation | None = None
         self.count = 0
 
-    def events(self, raw_events: list[Any]) -> Iterator[dict[str, Any]]:
-        for i, raw in enumerate(raw_events):
-            e = Fields(raw if isinstance(raw, dict) else {}, self.file, self.line, f"{self.where}.events[{i}].")
+    def events(self, trace_events: list[Fields]) -> Iterator[dict[str, Any]]:
+        for e in trace_events:
             name = e.req("event", "string")
             handler = getattr(self, "_on_" + name, None)
             if handler is not None:
