@@ -133,17 +133,17 @@ def run_query(wh: Warehouse, text: str):
 def views(
     warehouse: WarehouseOpt = None,
     sql_text: Annotated[bool, typer.Option("--sql", help="Print every view's definition, in dependency order.")] = False,
-    dialect: Annotated[str, typer.Option(help="With --sql: the dialect to print (duckdb, spark, trino, ...).")] = "duckdb",
+    dialect: Annotated[str, typer.Option(help="With --sql: the dialect to print (duckdb, spark, databricks, trino, ...).")] = "duckdb",
 ) -> None:
-    """List every view with a one-line description and its columns (or, with --sql, their definitions)."""
-    if sql_text:
-        from ..queries.guard import transpile_view
-        from ..queries.registry import load_views
+    """List every view with a one-line description and its columns.
 
-        print(f"-- tracewh {__version__} views for {dialect}, in dependency order. First define `events_raw`\n"
-              "-- over the store's Parquet files (WAREHOUSE/events, a Delta table partitioned by benchmark, kind).\n")
-        for view in load_views():
-            print(f"-- {view.name}: {view.description}\n{transpile_view(view.sql, dialect)};\n")
+    With --sql: a script of every view's definition in dependency order, for another engine.
+    For duckdb, spark and databricks it starts by defining `events_raw` over the warehouse's
+    files, so it runs as is (docs/scale-out.md)."""
+    if sql_text:
+        from ..queries.dialects import view_script
+
+        print(view_script(dialect, str((warehouse or default_warehouse()) / "events"), __version__), end="")
         return
     console = Console()
     for view in _open(warehouse).views():

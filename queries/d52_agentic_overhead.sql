@@ -28,8 +28,8 @@ agentic AS (
         100.0 * count(*) FILTER (WHERE used_write AND NOT used_code) / count(*) AS pct_write,
         100.0 * count(*) FILTER (WHERE used_code AND used_write) / count(*) AS pct_both,
         100.0 * count(*) FILTER (WHERE NOT used_code AND NOT used_write) / count(*) AS pct_neither,
-        100.0 * sum(len(list_intersect(list_distinct(read_names), offered))) FILTER (WHERE distractors AND offered IS NOT NULL)
-            / nullif(sum(len(offered)) FILTER (WHERE distractors AND offered IS NOT NULL), 0) AS pct_distractor_read
+        100.0 * sum(array_length(list_intersect(list_distinct(read_names), offered))) FILTER (WHERE distractors AND offered IS NOT NULL)
+            / nullif(sum(array_length(offered)) FILTER (WHERE distractors AND offered IS NOT NULL), 0) AS pct_distractor_read
     FROM tasks
     WHERE mode = 'agentic'
     GROUP BY model, distractors

@@ -13,14 +13,14 @@ CREATE OR REPLACE VIEW dcb_step_skills AS
 SELECT
     run_id, trace_id, task_id, step, model, suite,
     CASE
-        WHEN len(tool_names) > 0 THEN CASE
-            WHEN len(list_filter(tool_names, lambda t: t NOT IN ('call_model', 'read_profile'))) = 0
+        WHEN array_length(tool_names) > 0 THEN CASE
+            WHEN array_length(list_filter(tool_names, lambda t: t NOT IN ('call_model', 'read_profile'))) = 0
                 THEN '_infra_delegation'
-            WHEN len(list_filter(tool_names, lambda t: t IN ('calculator', 'evaluate_expression', 'eval_python',
+            WHEN array_length(list_filter(tool_names, lambda t: t IN ('calculator', 'evaluate_expression', 'eval_python',
                                                               'python_eval', 'math_eval', 'compute'))) > 0
-                 OR len(regexp_extract_all(arguments, '\b\d+(?:\.\d+)?\b')) >= 3
+                 OR array_length(regexp_extract_all(arguments, '\b\d+(?:\.\d+)?\b')) >= 3
                 THEN 'numerical_computation'
-            WHEN len(list_filter(tool_names, lambda t: regexp_matches(t,
+            WHEN array_length(list_filter(tool_names, lambda t: regexp_matches(t,
                     'web_search|search|fetch_url|browse|find_user_id|find_user|lookup|get_user_details|get_order|'
                     || 'list_orders|get_product|list_products|get_reservation|list_reservation|search_direct_flight|'
                     || 'search_onestop_flight|parse_pdf|extract_table|ocr|read_document'))) > 0

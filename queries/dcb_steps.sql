@@ -9,7 +9,7 @@ WITH steps AS (
         c.run_id, c.trace_id, c.task_id, c.model, r.suite,
         CAST(c.payload ->> '$.step' AS INTEGER) AS step,
         coalesce(c.payload ->> '$.tool_calls[*].name', []) AS tool_names,
-        coalesce((c.payload -> '$.tool_calls[*].arguments')::VARCHAR, '') AS arguments,
+        coalesce(json_extract(c.payload, '$.tool_calls[*].arguments')::VARCHAR, '') AS arguments,
         coalesce(c.payload ->> '$.content', '') AS content,
         coalesce(c.prompt_tokens, TRY_CAST(c.payload ->> '$.prompt_chars' AS BIGINT) // 4) AS prompt_tokens,
         c.completion_tokens,
@@ -20,7 +20,7 @@ WITH steps AS (
 )
 SELECT
     *,
-    coalesce(sum(len(tool_names)) OVER (
+    coalesce(sum(array_length(tool_names)) OVER (
         PARTITION BY run_id, trace_id ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
     ), 0) AS prior_tool_calls
 FROM steps;

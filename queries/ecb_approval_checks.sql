@@ -7,13 +7,13 @@
 -- majority verdict, for comparison.
 CREATE OR REPLACE VIEW ecb_approval_checks AS
 WITH subtasks AS (
-    SELECT DISTINCT run_id, task_id, unnest(from_json(payload -> '$.subtasks', '["JSON"]')) AS sub
+    SELECT DISTINCT run_id, task_id, unnest(from_json(json_extract(payload, '$.subtasks'), '["JSON"]')) AS sub
     FROM events
     WHERE benchmark = 'entcollabbench' AND kind = 'registry' AND payload ->> '$.name' = 'ecb_task_spec'
 ),
 refs AS (
     SELECT run_id, task_id, (sub ->> '$.subtask_index')::INTEGER AS subtask_index, sub,
-           unnest(json_keys(sub -> '$.approval_refs')) AS agent
+           unnest(json_keys(json_extract(sub, '$.approval_refs'))) AS agent
     FROM subtasks
 ),
 reference AS (
@@ -25,7 +25,7 @@ reference AS (
 decisions AS (
     SELECT e.run_id, e.task_id, TRY_CAST(e.subtask AS INTEGER) AS subtask_index, e.agent,
            e.payload ->> '$.label' AS label,
-           list_sort(from_json(e.payload -> '$.rules', '["VARCHAR"]')) AS rules,
+           list_sort(from_json(json_extract(e.payload, '$.rules'), '["VARCHAR"]')) AS rules,
            (e.payload ->> '$.missing_info')::BOOLEAN AS missing_info
     FROM events AS e
     JOIN ecb_attempts AS a ON a.trace_id = e.trace_id

@@ -7,14 +7,14 @@ WITH entries AS (
     SELECT
         run_id,
         TRY_CAST(payload ->> '$.max_depth' AS INTEGER) AS max_depth,
-        unnest(from_json(payload -> '$.entries', '["JSON"]')) AS entry
+        unnest(from_json(json_extract(payload, '$.entries'), '["JSON"]')) AS entry
     FROM events
     WHERE benchmark = 'entcollabbench' AND kind = 'registry' AND payload ->> '$.name' = 'ecb_permissions'
 )
 SELECT DISTINCT
     run_id,
     entry ->> '$.agent' AS agent,
-    from_json(entry -> '$.tools', '["VARCHAR"]') AS tools,
-    from_json(entry -> '$.delegate_to', '["VARCHAR"]') AS delegate_to,
+    from_json(json_extract(entry, '$.tools'), '["VARCHAR"]') AS tools,
+    from_json(json_extract(entry, '$.delegate_to'), '["VARCHAR"]') AS delegate_to,
     max_depth
 FROM entries;

@@ -4,7 +4,7 @@
 -- approval specialists with a reference decision (who the judge evaluates).
 CREATE OR REPLACE VIEW ecb_reference_pairs AS
 WITH subtasks AS (
-    SELECT DISTINCT run_id, task_id, unnest(from_json(payload -> '$.subtasks', '["JSON"]')) AS sub
+    SELECT DISTINCT run_id, task_id, unnest(from_json(json_extract(payload, '$.subtasks'), '["JSON"]')) AS sub
     FROM events
     WHERE benchmark = 'entcollabbench' AND kind = 'registry' AND payload ->> '$.name' = 'ecb_task_spec'
 )
@@ -12,5 +12,5 @@ SELECT DISTINCT
     run_id,
     task_id,
     (sub ->> '$.subtask_index')::INTEGER AS subtask_index,
-    unnest(from_json(sub -> '$.reference_agents', '["VARCHAR"]')) AS agent
+    unnest(from_json(json_extract(sub, '$.reference_agents'), '["VARCHAR"]')) AS agent
 FROM subtasks;

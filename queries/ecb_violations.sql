@@ -16,7 +16,7 @@ WITH calls AS (
     WHERE c.benchmark = 'entcollabbench'
 ),
 tasks AS (
-    SELECT trace_id, from_json(payload -> '$.active_servers', '["VARCHAR"]') AS active_servers
+    SELECT trace_id, from_json(json_extract(payload, '$.active_servers'), '["VARCHAR"]') AS active_servers
     FROM events
     WHERE benchmark = 'entcollabbench' AND kind = 'task_started' AND payload ->> '$.level' = 'task'
 ),
@@ -60,7 +60,7 @@ found AS (
     FROM calls AS c
     LEFT JOIN tasks AS k ON k.trace_id = c.trace_id
     WHERE c.server IS NOT NULL
-      AND ((len(k.active_servers) > 0 AND NOT list_contains(k.active_servers, c.server))
+      AND ((array_length(k.active_servers) > 0 AND NOT list_contains(k.active_servers, c.server))
            OR c.span_id IN (SELECT span_id FROM refused_calls))
 )
 SELECT f.run_id, r.model, f.task_id, TRY_CAST(f.subtask AS INTEGER) AS subtask_index, f.agent, f.kind, f.detail

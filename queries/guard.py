@@ -92,13 +92,6 @@ def prepare_query(sql: str, dialect: str = "duckdb", service: bool = False) -> s
     return ";\n".join(s.sql(dialect="duckdb") for s in statements)
 
 
-def transpile_view(sql: str, dialect: str) -> str:
-    """A view definition (DuckDB) in another dialect, pretty-printed; DuckDB gets the file as written."""
-    if dialect == "duckdb":
-        return sql.strip().rstrip(";")
-    return ";\n".join(sqlglot.transpile(sql, read="duckdb", write=dialect, pretty=True))
-
-
 def did_you_mean(message: str, names: list[str]) -> str:
     """' Did you mean ...?' for the unknown table or column a DuckDB error names, or ''."""
     found = re.search(r'(?:Table with name|Referenced column|column named?) "?([A-Za-z_][\w]*)"?', message)

@@ -97,7 +97,8 @@ def test_unknown_names_get_suggestions(wh):
 def test_views_print_for_other_engines_in_dependency_order(wh, dialect):
     out = tracewh("views", "--sql", "--dialect", dialect, "-w", wh, check=True).out
     created = re.findall(r"CREATE OR REPLACE VIEW (\w+)", out, flags=re.I)
-    assert created == [v.name for v in load_views()]
+    source = ["events_raw"] if dialect in ("duckdb", "spark") else []  # trino needs a catalog tracewh cannot name
+    assert created == source + [v.name for v in load_views()]
     if dialect == "duckdb":  # what tracewh prints can be pasted into a DuckDB shell as is
         con = tw.open(wh).con
         con.execute(out)
