@@ -134,6 +134,9 @@ def views(
     warehouse: WarehouseOpt = None,
     sql_text: Annotated[bool, typer.Option("--sql", help="Print every view's definition, in dependency order.")] = False,
     dialect: Annotated[str, typer.Option(help="With --sql: the dialect to print (duckdb, spark, databricks, trino, ...).")] = "duckdb",
+    location: Annotated[Optional[str], typer.Option(help="With --sql: where the engine finds the store's events table "
+                                                    "(s3://bucket/tracewh/events, ...). Default: WAREHOUSE/events.",
+                                                    show_default=False)] = None,
 ) -> None:
     """List every view with a one-line description and its columns.
 
@@ -143,7 +146,8 @@ def views(
     if sql_text:
         from ..queries.dialects import view_script
 
-        print(view_script(dialect, str((warehouse or default_warehouse()) / "events"), __version__), end="")
+        events = location or str(((warehouse or default_warehouse()) / "events").absolute())
+        print(view_script(dialect, events, __version__), end="")
         return
     console = Console()
     for view in _open(warehouse).views():

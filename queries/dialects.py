@@ -51,10 +51,13 @@ def view_script(dialect: str, events_dir: str, version: str) -> str:
     """Every view as `dialect` SQL in dependency order, after the definition of `events_raw`:
     a script to run on that engine (`tracewh views --sql --dialect ...`)."""
     source = events_raw_statements(dialect, events_dir)
-    parts = [f"-- tracewh {version} views for {dialect}, in dependency order, over the store at {events_dir}.\n"
-             + ("-- The files Delta lists are read once `tracewh doctor` has removed those of interrupted writes.\n"
-                if dialect != "databricks" and source else "")
-             + ("" if source else "-- First define `events_raw` over those files (a Delta table partitioned by benchmark, kind).\n")]
+    if not source:
+        note = "-- First define `events_raw` over those files (a Delta table partitioned by benchmark, kind).\n"
+    elif dialect == "databricks":
+        note = ""  # reads the Delta log: only committed files
+    else:
+        note = "-- This reads every Parquet file there: run `tracewh doctor` first to remove interrupted writes.\n"
+    parts = [f"-- tracewh {version} views for {dialect}, in dependency order, over the store at {events_dir}.\n{note}"]
     parts += [f"{statement};\n" for statement in source]
     parts += [f"-- {view.name}: {view.description}\n{transpile_view(view.sql, dialect)};\n" for view in load_views()]
     return "\n".join(parts)

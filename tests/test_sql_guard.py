@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from helpers import llm_call, store_version, tracewh, write_native
@@ -105,3 +106,10 @@ def test_views_print_for_other_engines_in_dependency_order(wh, dialect):
         assert con.sql("select count(*), sum(n_llm_calls) from runs").fetchall() == [(1, 6)]
     else:
         assert "GET_JSON_OBJECT" in out if dialect == "spark" else "JSON_EXTRACT_SCALAR" in out
+
+
+def test_view_script_reads_the_store_where_the_engine_sees_it(wh):
+    out = tracewh("views", "--sql", "--dialect", "databricks", "--location", "s3://lab/tracewh/events", check=True).out
+    assert "FROM delta.`s3://lab/tracewh/events`;" in out  # not mangled into a local path
+    local = tracewh("views", "--sql", "--dialect", "spark", "-w", wh, check=True).out
+    assert f"FROM parquet.`{Path(wh).absolute() / 'events'}`;" in local
