@@ -162,7 +162,7 @@ class _Subtask:
 
 
 def play_run(rng: random.Random, model: str, reliability: float, tasks: list[dict[str, Any]],
-         subset: str, day: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+             subset: str, day: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     results, trajectory = [], []
     for n, task in enumerate(tasks, start=1):
         task_id, stamp = f"task_{n}", f"2026-04-{day:02d}T{9 + n // 60:02d}:{n % 60:02d}:00.000Z"

@@ -89,7 +89,7 @@ def _normal(value):
     """One Python form for what both engines return: JSON text parsed (DuckDB keeps JSON
     strings quoted and JSON null as 'null', Spark returns the string and SQL NULL),
     decimals as floats, timestamps as naive UTC, lists as tuples."""
-    if isinstance(value, tuple) or isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         return tuple(map(_normal, value))
     if hasattr(value, "asDict"):  # a Spark struct
         value = value.asDict(recursive=True)
@@ -114,7 +114,8 @@ def _order(row: tuple) -> tuple:
 
 
 def _close(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, (int, float)) or isinstance(b, float) and isinstance(a, (int, float)):
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and (isinstance(a, float) or isinstance(b, float)):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(map(_close, a, b))

@@ -23,7 +23,7 @@ def connect(store: Store, version: int | None = None, database: str = ":memory:"
 
 
 class ViewCreator:
-    """Creates views on a connection as queries first need them (binding all ~40 costs ~0.3 s).
+    """Creates views on a connection as queries first need them (binding all 54 takes ~1.8 s on the demo store).
 
     A view marked for materialization is computed once into a temporary table the view
     then reads: a connection sees one store version, so the rows cannot go stale."""

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from posixpath import dirname
 from typing import Any
 
-
 from ...errors import BadInputError
 from ...schema import event_id
 from ..context import AdapterContext

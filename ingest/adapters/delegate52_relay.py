@@ -147,7 +147,6 @@ class Interaction:
                            reasoning_tokens=f.opt("reasoning_tokens", "integer"),
                            latency_s=f.opt("llm_latency", "number"), cost_usd=cost, payload=payload)
 
-
     def _agentic_summary(self) -> dict[str, Any]:
         f = self.f
         return {"turns": f.opt("agentic_num_turns", "integer"), "n_tool_calls": f.opt("agentic_num_tool_calls", "integer"),

@@ -71,6 +71,3 @@ def permission_entries(specs: list[dict[str, Any]] | None, toolsets: dict[str, l
         })
     return entries
 
-
-def is_approval_agent(agent: str) -> bool:
-    return agent in APPROVAL_AGENTS

@@ -25,7 +25,7 @@ from ...context import AdapterContext
 from ...fields import Fields
 from ...jsonlines import first_record, json_lines, read_json_file
 from ...sources import SourceFile
-from .permissions import APPROVAL_AGENTS, permission_entries
+from .permissions import APPROVAL_AGENTS, MAX_DEPTH, permission_entries
 from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
 from .tasks import subtask_number, task_list, task_specs
 from .trace import AgentLog, SubtaskScope, text_of
@@ -154,6 +154,11 @@ class Latest:
     def winners(self) -> set[int]:
         return {line for _, line, _ in self.lines.values()}
 
+    def timestamp(self, task_id: str) -> str | None:
+        """The latest row's `timestamp` as written, or None when the task has no row."""
+        found = self.lines.get(task_id)
+        return found[2] if found else None
+
 
 class TaskEmitter:
     """Builds one task attempt's events: ids from the attempt and the event's place in it."""
@@ -267,7 +272,7 @@ class RunReader:
         toolsets = self._config("agent_toolsets.json", dict)
         auth = self._config("mcp_auth_by_agent.json", dict)
         source = "archive" if (specs or toolsets) else "benchmark defaults"
-        max_depth = self.ctx.attrs.get("max_depth", "3")
+        max_depth = self.ctx.attrs.get("max_depth", str(MAX_DEPTH))
         if not max_depth.isdigit():
             raise BadInputError("--attr max_depth", f"expected a whole number, got {max_depth!r}")
         return {"name": "ecb_permissions", "source": source, "max_depth": int(max_depth),
@@ -369,8 +374,7 @@ class RunReader:
                 continue
             t = Fields(record, file.display, line)
             task_id = t.req("task_id", "string")
-            result = self.results.lines.get(task_id)
-            timestamp = result[2] if result else _timestamp(t)[0]
+            timestamp = self.results.timestamp(task_id) or _timestamp(t)[0]
             emit = TaskEmitter(self, task_id, self._trace_id(task_id, timestamp), "trajectory")
             yield from ((file, line, e) for e in self._attempt_events(emit, t.sub("batch_entry")))
 

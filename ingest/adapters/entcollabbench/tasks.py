@@ -49,7 +49,7 @@ def _subtasks(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _approval_refs(value: Any) -> dict[str, dict[str, Any]]:
     if isinstance(value, dict):
-        items = [(agent, ref) for agent, ref in value.items()]
+        items = list(value.items())
     elif isinstance(value, list):
         items = [(next((r.get(k) for k in ("agent_name", "agent", "target_agent", "review_agent") if r.get(k)), None), r)
                  for r in value if isinstance(r, dict)]

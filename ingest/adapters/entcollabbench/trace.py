@@ -27,7 +27,7 @@ import orjson
 from ...fields import Fields
 from ...toolargs import parse_arguments
 from .decisions import parse_decision
-from .permissions import is_approval_agent
+from .permissions import APPROVAL_AGENTS
 
 Emit = Callable[..., dict[str, Any]]
 Span = Callable[..., str]
@@ -112,11 +112,15 @@ class AgentLog:
 
     def _event(self, kind: str, e_ts: float | None, **fields: Any) -> dict[str, Any]:
         self.count += 1
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         fields.setdefault("span_id", self.scope.make_span(self.agent, inv.number, "event", self.count))
         fields.setdefault("parent_span_id", inv.span)
         payload = {"invocation": inv.number, "request_id": self.scope.request_id, **fields.pop("payload", {})}
         return self.scope.emit(kind, agent=self.agent, subtask=self.scope.subtask, ts=e_ts, payload=payload, **fields)
+
+    def _current(self) -> Invocation:
+        """The open invocation; events before any request_parsed/invoke_start open one."""
+        return self.inv or self._start(None, None)
 
     def _start(self, data: Fields | None, parent: str | None) -> Invocation:
         number = self.inv.number + 1 if self.inv else 1
@@ -154,7 +158,7 @@ class AgentLog:
         text = text_of(message.record.get("content"))
         if role in AI_ROLES:
             n_calls = len(message.opt("tool_calls", "list", []))
-            inv = self.inv or self._start(None, None)
+            inv = self._current()
             inv.last_ai = (text, n_calls)
             if n_calls == 0 and text.strip():
                 inv.final_text = text
@@ -183,7 +187,7 @@ class AgentLog:
 
     def _on_tool_result(self, e: Fields, d: Fields, ts: float | None) -> Iterator[dict[str, Any]]:
         name = d.opt("tool_name", "string") or ""
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         call_span = inv.pending_calls[name].popleft() if inv.pending_calls[name] else None
         result = text_of(d.record.get("result"))
         status = "error" if result.lstrip().lower().startswith("error") else "ok"
@@ -217,7 +221,7 @@ class AgentLog:
         return ask["span"]
 
     def _on_delegate_start(self, e: Fields, d: Fields, ts: float | None) -> Iterator[dict[str, Any]]:
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         to_agent = d.req("to_agent", "string")
         inv.delegations[to_agent].append({
             "span": self.scope.delegation_span(d.record.get("trace"), arrivals=False), "parent": self._answer_ask(to_agent),
@@ -227,7 +231,7 @@ class AgentLog:
         return iter(())
 
     def _finish_delegation(self, to_agent: str, status: str, ts: float | None, **extra: Any) -> Iterator[dict[str, Any]]:
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         queue = inv.delegations[to_agent]
         start = queue.popleft() if queue else {"span": None, "parent": None, "ts": ts, "payload": {"to_agent": to_agent}}
         latency = ts - start["ts"] if ts is not None and start["ts"] is not None and ts >= start["ts"] else None
@@ -247,7 +251,7 @@ class AgentLog:
         yield from self._finish_delegation(d.req("to_agent", "string"), "error", ts, error=text_of(d.record.get("error")))
 
     def _on_delegate_blocked_cycle(self, e: Fields, d: Fields, ts: float | None) -> Iterator[dict[str, Any]]:
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         to_agent = d.req("to_agent", "string")
         depth = inv.depth + 1 if inv.depth is not None else None
         yield self._event("delegation", ts, parent_span_id=self._answer_ask(to_agent),
@@ -255,7 +259,7 @@ class AgentLog:
                                    "status": "blocked_cycle", "error": d.opt("reason", "string")})
 
     def _on_llm_response_meta(self, e: Fields, d: Fields, ts: float | None) -> Iterator[dict[str, Any]]:
-        inv = self.inv or self._start(None, None)
+        inv = self._current()
         # When summarization fires, earlier messages can be streamed again within one
         # invocation, repeating their llm_response_meta: count each response once.
         same = {k: d.record.get(k) for k in ("step", "model_name", "usage_metadata", "response_metadata")}
@@ -290,5 +294,5 @@ class AgentLog:
         for to_agent, queue in list(inv.delegations.items()):
             while queue:
                 yield from self._finish_delegation(to_agent, "no_outcome", None)
-        if is_approval_agent(self.agent) and inv.final_text and (decision := parse_decision(inv.final_text)):
+        if self.agent in APPROVAL_AGENTS and inv.final_text and (decision := parse_decision(inv.final_text)):
             yield self._event("decision", None, payload=decision)
