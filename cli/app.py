@@ -7,6 +7,7 @@ can fix print one line to stderr and exit non-zero (2 for bad input).
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -420,6 +421,9 @@ def main() -> None:
     """Entry point. Typer reports usage errors itself; ours become one line and an exit code."""
     import duckdb
 
+    # SIGTERM (a job scheduler, `timeout`) ends the process through SystemExit, so staging
+    # folders and temporary files are cleaned up on the way out like on Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         app()
     except TracewhError as e:

@@ -14,7 +14,7 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from ..errors import TracewhError
+from ..errors import QueryError
 from .registry import SOURCE_RELATIONS, load_views
 
 READ_ONLY = (exp.Select, exp.SetOperation, exp.Values, exp.Describe, exp.Show, exp.Summarize, exp.Pivot)
@@ -27,12 +27,6 @@ FILE_FUNCTIONS = frozenset({
     "sqlite_attach", "postgres_scan", "mysql_scan", "query_table", "read_csv_auto", "load_aws_credentials",
 })
 URL = re.compile(r"^\s*(https?|s3a?|gcs?|gs|az|abfss?|hf|r2|file)://", re.I)
-
-
-class QueryError(TracewhError):
-    """A query that tracewh will not run, or cannot read; says what and why."""
-
-    exit_code = 2
 
 
 def _statement_name(statement: exp.Expression) -> str:

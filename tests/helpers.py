@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
+import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tracewh.schema.native import dumps_event, header
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# Real third-party fixture files, each with its licence beside it (see data/README.md).
+DATA = Path(__file__).parent / "data"
 
 
 @dataclass
@@ -21,10 +27,11 @@ class Result:
     err: str
 
 
-def tracewh(*args: str | Path, env: dict[str, str] | None = None, check: bool = False) -> Result:
+def tracewh(*args: str | Path, env: dict[str, str] | None = None, check: bool = False,
+            cwd: Path | None = None) -> Result:
     """Run the installed CLI in a fresh process, as a user would."""
     proc = subprocess.run([sys.executable, "-m", "tracewh", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
+                          env=env, timeout=300, cwd=cwd)
     result = Result(proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise AssertionError(f"tracewh {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr}")
@@ -62,3 +69,34 @@ def plain(text: str) -> str:
     import re
 
     return " ".join(re.sub(r"[│╭╮╰╯─┃━]", " ", text).split())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(warehouse: Path | str, *args: str, token: str | None = None, cwd: Path | None = None) -> Iterator[str]:
+    """`tracewh serve` as a real process on a free loopback port; yields its base URL."""
+    import httpx
+
+    port = free_port()
+    env = os.environ | ({"TRACEWH_SERVICE_TOKEN": token} if token else {})
+    server = subprocess.Popen([sys.executable, "-m", "tracewh", "serve", "--port", str(port), "-w", str(warehouse), *args],
+                              env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):  # bounded wait for start-up
+            if server.poll() is not None:
+                raise AssertionError(f"tracewh serve exited {server.returncode}: {server.stderr.read().decode()}")
+            try:
+                httpx.get(f"{base}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

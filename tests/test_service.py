@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import io
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
-from helpers import llm_call, native_lines, store_version, tracewh, write_zip
+from helpers import llm_call, native_lines, serving, store_version, tracewh, write_zip
 
 from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.service.app import ServiceConfig, create_app
@@ -114,31 +109,12 @@ def test_ingest_is_off_without_a_configured_token(wh):
     assert client.post("/ingest", files={"file": ("a.zip", b"x")}).status_code == 403
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_real_server_on_loopback_ingests_and_answers(tmp_path):
-    port, wh = _free_port(), tmp_path / "wh"
-    server = subprocess.Popen([sys.executable, "-m", "tracewh", "serve", "--port", str(port), "-w", str(wh)],
-                              env=os.environ | {"TRACEWH_SERVICE_TOKEN": TOKEN},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):  # bounded wait for start-up
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
+    wh = tmp_path / "wh"
+    with serving(wh, token=TOKEN) as base:
         archive = write_zip(tmp_path / "run.zip", {"e.jsonl": native_lines([llm_call("live", i) for i in range(4)])})
         response = httpx.post(f"{base}/ingest", files={"file": ("run.zip", archive.read_bytes())},
                               headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         assert response.status_code == 200 and response.json()["added"] == 4
         answer = httpx.post(f"{base}/sql", json={"query": "select run_id, n_llm_calls from runs"}, timeout=30).json()
         assert answer["rows"] == [{"run_id": "live", "n_llm_calls": 4}]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

@@ -25,8 +25,8 @@ class Warehouse:
     """A tracewh store, read through DuckDB. `version` pins it as of a commit (time travel)."""
 
     def __init__(self, path: str | Path | None = None, version: int | None = None):
-        self.path = Path(path) if path is not None else default_warehouse()
-        self.store = Store(self.path)
+        self.store = Store(path if path is not None else default_warehouse())
+        self.path = self.store.root  # absolute, resolved once
         self.pinned = version
         self._con: duckdb.DuckDBPyConnection | None = None
         self._views: ViewCreator | None = None
@@ -72,6 +72,10 @@ class Warehouse:
 
     def log(self) -> list[Batch]:
         return self.store.batches()
+
+    def doctor(self) -> dict[str, list[str]]:
+        """Remove what interrupted writers left behind; returns what was removed, by kind."""
+        return self.store.doctor()
 
     def views(self) -> list[ViewInfo]:
         """Every view's description and columns, bound on a scratch connection (nothing is computed,

@@ -17,6 +17,7 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
 from ..schema import ARROW_SCHEMA
+from .deltalog import data_files
 from .sqltext import literal, literal_list
 
 EXTRA = [pa.field("reasons", pa.list_(pa.string())), pa.field("batch_key", pa.string()),
@@ -26,11 +27,11 @@ SCHEMA = pa.schema(list(ARROW_SCHEMA) + EXTRA)
 
 class Quarantine:
     def __init__(self, root: Path):
-        self.path = Path(root) / "quarantine"
+        self.path = root / "quarantine"  # root: the store's resolved directory
 
     def files(self) -> list[str]:
         try:
-            return DeltaTable(str(self.path)).file_uris()
+            return data_files(DeltaTable(str(self.path)), self.path)
         except TableNotFoundError:
             return []
 

@@ -6,6 +6,10 @@ Layout of a warehouse directory:
     _staging/        batches being prepared; never part of the store
     .writer.lock     held by the one process committing at a time
 
+The directory is resolved once (deltalog.resolve_root); every file location compared,
+deleted or handed to DuckDB is a plain absolute path under it (deltalog.data_files).
+Files are written with the user's umask, never wider than 0644 (permissions.store_umask).
+
 Delta's transaction log gives atomic commits and time travel. The lock serialises
 writers so that "was this digest already ingested?" and the commit that answers it
 cannot interleave (Delta's optimistic appends alone would let two processes
@@ -17,8 +21,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,9 +35,12 @@ from deltalake.exceptions import TableNotFoundError
 
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
-from .quarantine import Quarantine
 from .batchdb import batch_connection
+from .deltalog import data_files, file_sizes, referenced_in_any_version, resolve_root, same_file_names
+from .permissions import store_umask
+from .quarantine import Quarantine
 from .sqltext import literal, literal_list
+from .staging import remove_dead, staging_folder
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
 NEW_EVENTS = "new-events.parquet"  # inside a staging folder: what the commit will add
@@ -80,8 +85,8 @@ class Held:
 
 
 class Store:
-    def __init__(self, root: Path):
-        self.root = Path(root)
+    def __init__(self, root: str | Path):
+        self.root = resolve_root(root)
         self.table_path = self.root / "events"
 
     # -- reading --------------------------------------------------------------
@@ -106,7 +111,7 @@ class Store:
     def files(self, version: int | None = None) -> list[str]:
         """Absolute paths of the Parquet files that make up the store at `version`."""
         table = self.table(version)
-        return [] if table is None else table.file_uris()
+        return [] if table is None else data_files(table, self.table_path)
 
     def batches(self) -> list[Batch]:
         table = self.table()
@@ -119,26 +124,24 @@ class Store:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".writer.lock", "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if this process dies
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with store_umask():
+            self.root.mkdir(parents=True, exist_ok=True)
+            with open(self.root / ".writer.lock", "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if this process dies
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
 
     @contextmanager
     def staging(self) -> Iterator[Path]:
-        """A private folder for one batch in preparation, removed afterwards."""
-        base = self.root / "_staging"
-        base.mkdir(parents=True, exist_ok=True)
-        _remove_dead_staging(base)
-        path = base / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        path.mkdir()
-        try:
+        """A private folder for one batch in preparation, removed afterwards (staging.py)."""
+        with store_umask(), staging_folder(self.root / "_staging") as path:
             yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
+
+    def remove_dead_staging(self) -> list[Path]:
+        """Remove staging folders whose process is gone; returns them."""
+        return remove_dead(self.root / "_staging")
 
     def commit(self, staged: Path, meta: dict[str, str], held: Held | None = None) -> CommitResult:
         """Append the staged events not already stored, as one Delta commit.
@@ -158,7 +161,8 @@ class Store:
                 quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
                                                          held.suites_version)
                 con.register("excluded", pa.table({"event_id": list(held.reasons)}))
-            staged_rows, kinds = _write_new_events(con, staged, table.file_uris(), excluded=held is not None)
+            stored = data_files(table, self.table_path)
+            staged_rows, kinds = _write_new_events(con, staged, stored, excluded=held is not None)
             added = sum(kinds.values())
             if not added:
                 return CommitResult(None, 0, staged_rows - quarantined, quarantined=quarantined)
@@ -192,16 +196,14 @@ class Store:
         table = self.table(version)
         if table is None:
             return []
-        actions = pa.table(table.get_add_actions(flatten=True))
-        sizes = dict(zip(actions["path"].to_pylist(), actions["size_bytes"].to_pylist()))
-        return [(path, problem) for path in table.file_uris()
-                if (problem := _file_problem(path, sizes.get(_relative(path, self.table_path))))]
+        return [(str(path), problem) for path, size in file_sizes(table, self.table_path).items()
+                if (problem := _file_problem(path, size))]
 
     def doctor(self) -> dict[str, list[str]]:
         """Remove what interrupted writers left behind; returns what was removed, by kind."""
         with self.lock():
             orphans = [str(p) for p in self.remove_orphans()]
-            staging = [str(p) for p in _remove_dead_staging(self.root / "_staging")]
+            staging = [str(p) for p in self.remove_dead_staging()]
             log = self.table_path / "_delta_log"
             temp = [p for p in log.glob("*.tmp")] if log.exists() else []
             for p in temp:
@@ -210,17 +212,28 @@ class Store:
                 "unfinished commit files": [str(p) for p in temp]}
 
     def remove_orphans(self, table: DeltaTable | None = None) -> list[Path]:
-        """Delete data files no commit references (left by a writer that died mid-batch).
+        """Delete data files that no version of the Delta log references (left by a writer that
+        died mid-batch). Returns what was deleted.
 
-        Safe only under the writer lock: every live writer holds it while writing.
+        Safe only under the writer lock: every live writer holds it while writing. A file is
+        deleted only when it is positively unreferenced: not in the loaded version, not added or
+        removed by any commit of the log (old versions stay readable), and no logged file has
+        its name. When the log cannot be read whole, nothing is deleted.
         """
         table = table or self.table()
         if table is None:
             return []
-        committed = {os.path.normpath(f) for f in table.file_uris()}
+        current = set(map(Path, data_files(table, self.table_path)))
         # Only data folders: _delta_log holds Parquet checkpoints, which no add action lists.
-        data_files = self.table_path.glob(f"{PARTITION_COLUMNS[0]}=*/**/*.parquet")
-        orphans = [p for p in data_files if os.path.normpath(p) not in committed]
+        on_disk = self.table_path.glob(f"{PARTITION_COLUMNS[0]}=*/{PARTITION_COLUMNS[1]}=*/*.parquet")
+        candidates = [p for p in on_disk if p not in current]
+        if not candidates:
+            return []
+        referenced = referenced_in_any_version(self.table_path)
+        if referenced is None:
+            return []
+        names = same_file_names(referenced | current)
+        orphans = [p for p in candidates if p not in referenced and p.name not in names]
         for p in orphans:
             p.unlink()
         return orphans
@@ -290,11 +303,7 @@ def _batch(history: dict, version: int) -> Batch:
     )
 
 
-def _relative(path: str, table_path: Path) -> str:
-    return os.path.relpath(path, table_path).replace(os.sep, "/")
-
-
-def _file_problem(path: str, logged_size: int | None) -> str | None:
+def _file_problem(path: Path, logged_size: int | None) -> str | None:
     try:
         size = os.path.getsize(path)
         if logged_size is not None and size != logged_size:
@@ -305,24 +314,3 @@ def _file_problem(path: str, logged_size: int | None) -> str | None:
     except Exception as e:  # noqa: BLE001 - any failure to read it back is the finding
         return f"{type(e).__name__}: {e}"
     return None
-
-
-def _remove_dead_staging(base: Path) -> list[Path]:
-    """Staging folders are named <pid>-<random>; drop those whose process is gone."""
-    removed = []
-    for path in base.iterdir() if base.exists() else []:
-        pid = path.name.split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

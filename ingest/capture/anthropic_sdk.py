@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..toolargs import parse_arguments
-from .sdk import wrap_method
+from .llm_call import wrap_method
 
 
-def wrap(recorder: Any, client: Any, is_async: bool) -> None:
-    wrap_method(recorder, client.messages, "create", "anthropic", summarise, StreamSummary, is_async)
+def wrap(log: Any, client: Any, is_async: bool) -> None:
+    wrap_method(log, client.messages, "create", "anthropic", summarise, StreamSummary, is_async)
 
 
 def _usage(usage: Any, output_tokens: int | None = None) -> dict[str, Any]:

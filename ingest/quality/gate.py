@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,16 +138,23 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+# One GX context per process (building it costs more than checking a small batch), used by
+# one thread at a time: its batch definition holds the dataframe being validated, so two
+# concurrent checks (the service ingests in a thread pool) would validate each other's rows.
+_GATE_LOCK = threading.Lock()
+
+
 @functools.cache
 def gate() -> Gate:
-    """One GX context per process: building it costs more than checking a small batch."""
+    """The process's Gate; call with _GATE_LOCK held."""
     return Gate()
 
 
 def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
     """Check the events `batch_sql` selects (columns of the event schema plus `row_number`)."""
     con.execute(f"create or replace temp view batch as {batch_sql}")
-    return gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
+    with _GATE_LOCK:
+        return gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
 
 
 def check_staged(staged: Path) -> Report:

@@ -1,9 +1,13 @@
-"""Wrapping SDK clients: the same client object comes back with its create methods recording.
+"""Recording one SDK request: the wrapper put on a client's create method, streams, retries.
 
-Per request: one `llm_call` event, written when the response (or the stream's last item,
-or the exception) arrives. Attempts and retries are read from the SDK's own HTTP client
-through event hooks (the SDKs number retries in the `x-stainless-retry-count` header).
+Per request: one `llm_call` event, written before the response (or the stream's last item,
+or the exception) reaches the caller. Attempts and retries are read from the SDK's own HTTP
+client through event hooks (the SDKs number retries in the `x-stainless-retry-count` header).
 Streams keep their SDK type: only their item iterator is observed.
+
+Without `capture_content` an event holds no text: no messages, no tool-call arguments, and
+of the request's parameters only those that cannot carry free text (PARAMS_WITHOUT_TEXT):
+shapes, counts, names and ids.
 """
 
 from __future__ import annotations
@@ -16,18 +20,23 @@ from typing import Any
 
 import orjson
 
-from .recorder import Frame, Recorder, new_span, now
+from .frame import Frame, new_span, now
+from .runlog import RunLog
 
 _CALL: ContextVar[LLMCall | None] = ContextVar("tracewh_llm_call", default=None)
 SKIPPED_PARAMS = {"messages", "tools", "system", "extra_headers", "extra_query", "extra_body", "timeout", "metadata"}
+# Numbers, flags and fixed vocabularies; `user`, `stop`, `prompt_cache_key`, ... can hold text.
+PARAMS_WITHOUT_TEXT = {"model", "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens", "n", "seed",
+                       "stream", "presence_penalty", "frequency_penalty", "parallel_tool_calls", "tool_choice",
+                       "reasoning_effort", "service_tier", "logprobs", "top_logprobs", "store", "verbosity"}
 
 
 class LLMCall:
     """One request in flight: when it started, where it belongs, what the HTTP layer saw."""
 
-    def __init__(self, recorder: Recorder, provider: str, kwargs: dict[str, Any]):
-        self.recorder, self.provider, self.kwargs = recorder, provider, kwargs
-        self.frame: Frame = recorder.frame()
+    def __init__(self, log: RunLog, provider: str, kwargs: dict[str, Any]):
+        self.log, self.provider, self.kwargs = log, provider, kwargs
+        self.frame: Frame = log.frame()
         self.step = None
         if self.frame.agent == "orchestrator" and self.frame.task_id is not None:
             self.frame.steps[0] += 1
@@ -39,48 +48,53 @@ class LLMCall:
     def see_response(self, status: int, retry: int) -> None:
         self.attempts.append({"status": status, "retry": retry})
 
+    def _params(self) -> dict[str, Any]:
+        kept = {k: v for k, v in self.kwargs.items() if k not in SKIPPED_PARAMS and isinstance(v, (str, int, float, bool))}
+        return kept if self.log.capture_content else {k: v for k, v in kept.items() if k in PARAMS_WITHOUT_TEXT}
+
     def _payload(self, **extra: Any) -> dict[str, Any]:
         kwargs = self.kwargs
         payload = {"provider": self.provider, "requested_model": kwargs.get("model"), "step": self.step,
-                   "params": {k: v for k, v in kwargs.items()
-                              if k not in SKIPPED_PARAMS and isinstance(v, (str, int, float, bool))},
-                   "tools_offered": [_tool_name(t) for t in kwargs.get("tools") or []],
+                   "params": self._params(), "tools_offered": [_tool_name(t) for t in kwargs.get("tools") or []],
                    "attempts": self.attempts, "retries": max((a["retry"] for a in self.attempts), default=0)}
-        if self.recorder.capture_content:
+        if self.log.capture_content:
             payload["messages"] = orjson.loads(orjson.dumps(kwargs.get("messages"), default=str))
             if "system" in kwargs:
                 payload["system"] = orjson.loads(orjson.dumps(kwargs["system"], default=str))
         return payload | extra
 
-    def done(self) -> None:
-        """Note the end time now; the event itself is built later, off the caller's path."""
-        self.latency = time.perf_counter() - self.started
+    def _tool_calls(self, calls: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if calls is None or self.log.capture_content:
+            return calls
+        return [{"id": c.get("id"), "name": c.get("name")} for c in calls]
 
-    def finish(self, summary: dict[str, Any], seq: int) -> dict[str, Any]:
-        latency = self.latency
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Write the call's event (the response, or a stream's summary, is in)."""
+        latency = time.perf_counter() - self.started
         model = summary.get("model") or self.kwargs.get("model")
-        self.recorder.note_model(model if self.frame.agent == "orchestrator" else None)
-        content = summary.pop("content", None)
-        extra = {k: summary.get(k) for k in ("tool_calls", "response_id", "request_id", "usage", "stop_sequence")}
+        self.log.note_model(model if self.frame.agent == "orchestrator" else None)
+        extra = {k: summary.get(k) for k in ("response_id", "request_id", "usage", "stop_sequence")}
+        extra["tool_calls"] = self._tool_calls(summary.get("tool_calls"))
         if self.first_item is not None:
             extra |= {"stream": True, "ttft_s": self.first_item - self.started}
-        if self.recorder.capture_content:
-            extra["content"] = content
-        cost = self.recorder.prices.cost(model, summary.get("prompt_tokens"), summary.get("completion_tokens"),
-                                         summary.get("cached_tokens"))
-        return self.recorder.event("llm_call", self.frame, seq, ts=self.ts, span_id=new_span(), model=model,
-                           prompt_tokens=summary.get("prompt_tokens"), completion_tokens=summary.get("completion_tokens"),
-                           reasoning_tokens=summary.get("reasoning_tokens"), cached_tokens=summary.get("cached_tokens"),
-                           finish_reason=summary.get("finish_reason"), latency_s=latency, cost_usd=cost,
-                                   payload=self._payload(**extra))
+        if self.log.capture_content:
+            extra["content"] = summary.get("content")
+        cost = self.log.prices.cost(model, summary.get("prompt_tokens"), summary.get("completion_tokens"),
+                                    summary.get("cached_tokens"))
+        self.log.emit("llm_call", self.frame, ts=self.ts, span_id=new_span(), model=model,
+                      prompt_tokens=summary.get("prompt_tokens"), completion_tokens=summary.get("completion_tokens"),
+                      reasoning_tokens=summary.get("reasoning_tokens"), cached_tokens=summary.get("cached_tokens"),
+                      finish_reason=summary.get("finish_reason"), latency_s=latency, cost_usd=cost,
+                      payload=self._payload(**extra))
 
-    def fail(self, error: BaseException, seq: int) -> dict[str, Any]:
+    def fail(self, error: BaseException) -> None:
+        """Write the call's event for a request that raised."""
         status = getattr(error, "status_code", None)
         detail = {"type": type(error).__name__, "status": status, "code": getattr(error, "code", None),
                   "message": str(error)[:500]}
-        return self.recorder.event("llm_call", self.frame, seq, ts=self.ts, span_id=new_span(),
-                                   model=self.kwargs.get("model"), latency_s=self.latency, finish_reason="error",
-                                   payload=self._payload(error=detail))
+        self.log.emit("llm_call", self.frame, ts=self.ts, span_id=new_span(), model=self.kwargs.get("model"),
+                      latency_s=time.perf_counter() - self.started, finish_reason="error",
+                      payload=self._payload(error=detail))
 
 
 def _tool_name(tool: Any) -> str | None:
@@ -115,15 +129,14 @@ def install_http_hooks(http_client: Any, is_async: bool) -> None:
 def _on_item(call: LLMCall, accumulator: Any, item: Any) -> None:
     if call.first_item is None:
         call.first_item = time.perf_counter()
-    call.recorder.safely("stream item", accumulator.add, item)
+    call.log.safely("stream item", accumulator.add, item)
 
 
 def _on_end(call: LLMCall, accumulator: Any, error: BaseException | None = None) -> None:
-    call.done()
     if error is None:
-        call.recorder.defer(lambda seq: call.finish(accumulator.summary(), seq))
+        call.log.safely("llm call", lambda: call.finish(accumulator.summary()))
     else:
-        call.recorder.defer(lambda seq: call.fail(error, seq))
+        call.log.safely("llm call", call.fail, error)
 
 
 def _observe_sync(items: Iterator[Any], call: LLMCall, accumulator: Any) -> Iterator[Any]:
@@ -158,79 +171,59 @@ def observe_stream(stream: Any, call: LLMCall, accumulator: Any, is_async: bool)
 
 class _Current:
     """While the SDK method runs, `call` is the current call (what nested code sees); an
-    exception out of it marks the call failed and goes on to the caller unchanged."""
+    exception out of it is recorded and goes on to the caller unchanged."""
 
-    __slots__ = ("call", "failed", "token")
+    __slots__ = ("call", "token")
 
-    def __init__(self, call: LLMCall | None, failed: Callable[[LLMCall | None, BaseException], None]):
-        self.call, self.failed = call, failed
+    def __init__(self, call: LLMCall | None):
+        self.call = call
 
     def __enter__(self) -> None:
         self.token = _CALL.set(self.call)
 
     def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
         try:
-            if error is not None:
-                self.failed(self.call, error)
+            if error is not None and self.call is not None:
+                self.call.log.safely("llm call", self.call.fail, error)
         finally:
             _CALL.reset(self.token)
         return False
 
 
-def wrap_method(recorder: Recorder, owner: Any, name: str, provider: str, summarise: Callable[[Any], dict[str, Any]],
-                accumulator: Callable[[], Any], is_async: bool) -> None:
+def wrap_method(log: RunLog, owner: Any, name: str, provider: str, summarise: Callable[[Any], dict[str, Any]],
+                accumulator: Callable[[bool], Any], is_async: bool) -> None:
     # is_async comes from the client class: the SDKs' async create is a decorated plain
     # function returning a coroutine, which inspect does not recognise.
     original = getattr(owner, name)
-    if getattr(original, "__tracewh__", None) is recorder:
+    if getattr(original, "__tracewh__", None) is log:
         return
 
     def begin(kwargs: dict[str, Any]) -> LLMCall | None:
-        return recorder.safely("llm call", LLMCall, recorder, provider, kwargs)
+        return log.safely("llm call", LLMCall, log, provider, kwargs)
 
     def end(call: LLMCall | None, result: Any, kwargs: dict[str, Any]) -> None:
         if call is None:
             return
         if kwargs.get("stream"):
-            recorder.safely("stream", observe_stream, result, call, accumulator(recorder.capture_content), is_async)
+            log.safely("stream", observe_stream, result, call, accumulator(log.capture_content), is_async)
         else:
-            call.done()
-            recorder.defer(lambda seq: call.finish(summarise(result), seq))
-
-    def failed(call: LLMCall | None, error: BaseException) -> None:
-        if call is not None:
-            call.done()
-            recorder.defer(lambda seq: call.fail(error, seq))
+            log.safely("llm call", lambda: call.finish(summarise(result)))
 
     if is_async:
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             call = begin(kwargs)
-            with _Current(call, failed):
+            with _Current(call):
                 result = await original(*args, **kwargs)
             end(call, result, kwargs)
             return result
     else:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             call = begin(kwargs)
-            with _Current(call, failed):
+            with _Current(call):
                 result = original(*args, **kwargs)
             end(call, result, kwargs)
             return result
 
     functools.update_wrapper(wrapper, original)
-    wrapper.__tracewh__ = recorder  # type: ignore[attr-defined]
+    wrapper.__tracewh__ = log  # type: ignore[attr-defined]
     setattr(owner, name, wrapper)
-
-
-def wrap_client(recorder: Recorder, client: Any) -> Any:
-    module = type(client).__module__.split(".")[0]
-    if module == "openai":
-        from . import openai_sdk as provider
-    elif module == "anthropic":
-        from . import anthropic_sdk as provider
-    else:
-        raise TypeError(f"tracewh can wrap OpenAI and Anthropic clients (sync or async), not {type(client).__name__}")
-    is_async = type(client).__name__.startswith("Async")
-    provider.wrap(recorder, client, is_async)
-    recorder.safely("http hooks", install_http_hooks, client._client, is_async)
-    return client
