@@ -6,17 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import SHARED, tracewh, write_zip
+from helpers import DATA, tracewh, write_zip
 
 import tracewh as tw
 
-TAU = SHARED / "realdata" / "taubench" / "gpt-4o-airline.json"
+TAU = DATA / "taubench" / "gpt-4o-airline.json"
 
 
 @pytest.fixture(scope="module")
 def tau(tmp_path_factory) -> Path:
     if not TAU.exists():
-        pytest.fail(f"{TAU} is missing: tests expect ../shared beside the checkout")
+        pytest.fail(f"{TAU} is missing: the real τ-bench fixture must be in tests/data (see tests/data/README.md)")
     wh = tmp_path_factory.mktemp("tau") / "wh"
     tracewh("ingest", TAU, "-w", wh, "--attr", "condition=blind", "--attr", "split=stage2", check=True)
     return wh
