@@ -6,13 +6,14 @@ joined or exported like a view): `.pl()` for Polars.
 
 from __future__ import annotations
 
+
 import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ..warehouse.api import Warehouse
 from .bootstrap import basic_interval, cell_rng, mean_difference_ci, resample_stats
 from .pareto import hypervolume
+from . import Queryable
 
 DELTA_SCHEMA = pa.schema([("model", pa.string()), ("suite", pa.string()), ("condition", pa.string()),
                           ("baseline", pa.string()), ("n_pairs", pa.int64()), ("delta_q", pa.float64()),
@@ -30,7 +31,7 @@ group by all
 """
 
 
-def paired_delta(wh: Warehouse, baseline: str = "blind", n_boot: int = 5000, seed: int = 0,
+def paired_delta(wh: Queryable, baseline: str = "blind", n_boot: int = 5000, seed: int = 0,
                  level: float = 0.95) -> duckdb.DuckDBPyRelation:
     """Δq = mean over tasks of q(condition) - q(baseline), matched on task id, per model x suite x condition."""
     pairs = wh.sql(f"""
@@ -49,7 +50,7 @@ def paired_delta(wh: Warehouse, baseline: str = "blind", n_boot: int = 5000, see
     return _relation(wh, rows, DELTA_SCHEMA)
 
 
-def pareto_hypervolume(wh: Warehouse, baseline: str = "blind", n_boot: int = 5000, seed: int = 0,
+def pareto_hypervolume(wh: Queryable, baseline: str = "blind", n_boot: int = 5000, seed: int = 0,
                        level: float = 0.95) -> duckdb.DuckDBPyRelation:
     """HV of the models' (mean q, mean cost) points per suite x condition; ΔHV vs baseline, bootstrap over models.
 
@@ -88,5 +89,5 @@ def _delta_hv(cell: dict, base: dict, ref_cost: float, n_boot: int, rng: np.rand
     return {"delta_hv": delta, "ci_low": float(low), "ci_high": float(high)}
 
 
-def _relation(wh: Warehouse, rows: list[dict], schema: pa.Schema) -> duckdb.DuckDBPyRelation:
+def _relation(wh: Queryable, rows: list[dict], schema: pa.Schema) -> duckdb.DuckDBPyRelation:
     return wh.con.from_arrow(pa.Table.from_pylist(rows, schema=schema))

@@ -20,9 +20,10 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from .. import __version__
-from ..warehouse.api import Warehouse
+from ..errors import UsageError
+from ..version import __version__
 from ..warehouse.sqltext import literal
+from . import Queryable
 
 FORMATS = ("csv", "json", "markdown", "latex", "parquet")
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -44,7 +45,7 @@ def export_query(target: str) -> str:
     return target if " " in target.strip() else f"select * from {target}"
 
 
-def pivoted(wh: Warehouse, query: str, pivot: str, value: str) -> str:
+def pivoted(wh: Queryable, query: str, pivot: str, value: str) -> str:
     """PIVOT with the column values listed in order (numeric order for numbers, not text order)."""
     values = sorted({row[0] for row in wh.sql(f"select distinct {pivot} from ({query}) where {pivot} is not null").fetchall()})
     listing = ", ".join(literal(v) if isinstance(v, str) else str(v) for v in values)
@@ -53,17 +54,17 @@ def pivoted(wh: Warehouse, query: str, pivot: str, value: str) -> str:
     return f"pivot ({query}) on {pivot} in ({listing}) using first({value}){grouped}"
 
 
-def provenance(wh: Warehouse, query: str) -> dict[str, str]:
+def provenance(wh: Queryable, query: str) -> dict[str, str]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
     return {"tracewh_version": __version__, "store_version": str(wh.version), "query": " ".join(query.split()),
             "exported_at": when.isoformat(timespec="seconds")}
 
 
-def table_for(wh: Warehouse, query: str, options: TableOptions) -> tuple[pl.DataFrame, str]:
+def table_for(wh: Queryable, query: str, options: TableOptions) -> tuple[pl.DataFrame, str]:
     if options.pivot:
         if not options.value:
-            raise ValueError("--pivot needs --value: the column that fills the cells")
+            raise UsageError("--pivot needs --value: the column that fills the cells")
         query = pivoted(wh, query, options.pivot, options.value)
     frame = wh.sql(query).pl()
     floats = [c for c, t in frame.schema.items() if t.is_float() or t.is_decimal()]  # counts and ids stay as they are
@@ -91,7 +92,7 @@ def render(frame: pl.DataFrame, fmt: str, options: TableOptions, meta: dict[str,
         sink = io.BytesIO()
         pq.write_table(table, sink, compression="zstd")
         return sink.getvalue()
-    raise ValueError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    raise UsageError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
 
 
 def _best(frame: pl.DataFrame, bold: str | None) -> dict[str, Any]:
@@ -146,7 +147,7 @@ def latex(frame: pl.DataFrame, options: TableOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export(wh: Warehouse, query: str, fmt: str, options: TableOptions, out: Path | None) -> bytes:
+def export(wh: Queryable, query: str, fmt: str, options: TableOptions, out: Path | None) -> bytes:
     """Render and (when `out` is given) write the table; returns the bytes."""
     frame, final_query = table_for(wh, query, options)
     data = render(frame, fmt, options, provenance(wh, final_query))

@@ -19,13 +19,14 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ..warehouse.api import Warehouse  # noqa: E402
+from ..errors import UsageError  # noqa: E402
+from . import Queryable
 
 
-def _rows(wh: Warehouse, view: str, where: str | None) -> pl.DataFrame:
+def _rows(wh: Queryable, view: str, where: str | None) -> pl.DataFrame:
     frame = wh.sql(f"select * from {view}" + (f" where {where}" if where else "")).pl()
     if frame.is_empty():
-        raise ValueError(f"{view} has no rows{' matching ' + where if where else ''}: nothing to plot")
+        raise UsageError(f"{view} has no rows{' matching ' + where if where else ''}: nothing to plot")
     return frame
 
 
@@ -45,11 +46,11 @@ def _lines(frame: pl.DataFrame, y: str, ylabel: str, title: str) -> plt.Figure:
     return fig
 
 
-def rs_curves(wh: Warehouse, where: str | None) -> plt.Figure:
+def rs_curves(wh: Queryable, where: str | None) -> plt.Figure:
     return _lines(_rows(wh, "d52_rs_at_k", where), "rs", "reconstruction score RS@k", "Degradation over delegated edits")
 
 
-def critical_curves(wh: Warehouse, where: str | None) -> plt.Figure:
+def critical_curves(wh: Queryable, where: str | None) -> plt.Figure:
     return _lines(_rows(wh, "d52_critical_by_k", where), "pct_runs_with_critical", "relays with a critical error (%)",
                   "Cumulative critical errors")
 
@@ -64,7 +65,7 @@ def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return front
 
 
-def pareto(wh: Warehouse, where: str | None) -> plt.Figure:
+def pareto(wh: Queryable, where: str | None) -> plt.Figure:
     frame = _rows(wh, "dcb_quality", where).filter(pl.col("mean_cost").is_not_null())
     suites = sorted(frame["suite"].unique().to_list())
     fig, axes = plt.subplots(1, len(suites), figsize=(4.2 * len(suites), 3.8), squeeze=False)
@@ -80,7 +81,7 @@ def pareto(wh: Warehouse, where: str | None) -> plt.Figure:
     return fig
 
 
-def vendor_flow(wh: Warehouse, where: str | None) -> plt.Figure:
+def vendor_flow(wh: Queryable, where: str | None) -> plt.Figure:
     frame = _rows(wh, "dcb_vendor_flow", where)
     rows = sorted(frame["orchestrator_vendor"].unique().to_list())
     cols = sorted(frame["peer_vendor"].unique().to_list())
@@ -99,7 +100,7 @@ def vendor_flow(wh: Warehouse, where: str | None) -> plt.Figure:
     return fig
 
 
-def role_accuracy(wh: Warehouse, where: str | None) -> plt.Figure:
+def role_accuracy(wh: Queryable, where: str | None) -> plt.Figure:
     """Grouped bars: one group per role, one bar per model; single- and multi-step tasks side by side."""
     frame = _rows(wh, "ecb_role_accuracy", where)
     models = sorted(frame["model"].unique().to_list())
@@ -122,14 +123,14 @@ def role_accuracy(wh: Warehouse, where: str | None) -> plt.Figure:
     return fig
 
 
-PLOTS: dict[str, Callable[[Warehouse, str | None], plt.Figure]] = {
+PLOTS: dict[str, Callable[[Queryable, str | None], plt.Figure]] = {
     "rs-curves": rs_curves, "critical-curves": critical_curves, "pareto": pareto, "vendor-flow": vendor_flow,
     "role-accuracy": role_accuracy}
 
 
-def plot(wh: Warehouse, kind: str, out: Path, where: str | None = None) -> Path:
+def plot(wh: Queryable, kind: str, out: Path, where: str | None = None) -> Path:
     if kind not in PLOTS:
-        raise ValueError(f"no plot {kind!r}; choose one of {', '.join(PLOTS)}")
+        raise UsageError(f"no plot {kind!r}; choose one of {', '.join(PLOTS)}")
     fig = PLOTS[kind](wh, where)
     fig.savefig(out, dpi=150, bbox_inches="tight")
     plt.close(fig)

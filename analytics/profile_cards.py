@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..warehouse.api import Warehouse
+from ..errors import UsageError
+from . import Queryable
 
 TAGGER_VERSION = "tracewh-sql-1"
 VARIANTS = ("c2",)
@@ -36,7 +37,7 @@ def card(model: str, n_tasks: int, suites: list[str], skills: list[tuple]) -> st
     return "\n".join(lines) + "\n"
 
 
-def profile_cards(wh: Warehouse) -> dict[str, str]:
+def profile_cards(wh: Queryable) -> dict[str, str]:
     """model -> card text, for every model with Stage-1 tasks."""
     totals = wh.sql("""select model, count(*), list(distinct suite order by suite) from dcb_tasks
                        where split = 'stage1' group by model order by model""").fetchall()
@@ -50,9 +51,9 @@ def profile_cards(wh: Warehouse) -> dict[str, str]:
     return cards
 
 
-def write_cards(wh: Warehouse, out: Path, variant: str = "c2") -> list[Path]:
+def write_cards(wh: Queryable, out: Path, variant: str = "c2") -> list[Path]:
     if variant not in VARIANTS:
-        raise ValueError(f"variant {variant!r}: tracewh derives only c2 cards from events "
+        raise UsageError(f"variant {variant!r}: tracewh derives only c2 cards from events "
                          "(c1 is curated by hand, c3 is written by LLM judges)")
     out.mkdir(parents=True, exist_ok=True)
     paths = []

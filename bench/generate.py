@@ -22,7 +22,7 @@ from tracewh.demo.decisionbench_runs import CONDITIONS, POOL, SUITE_SKILLS, Task
 from tracewh.demo.delegate52_runs import RelayModel, RelayWriter, environment, interleave
 from tracewh.demo.entcollabbench_archive import jsonl
 from tracewh.demo.entcollabbench_runs import TASK_SETS, play_run, task_file
-from tracewh.ingest.adapters.delegate52_domains import DOMAINS
+from tracewh.ingest.adapters.delegate52.domains import DOMAINS
 
 D52_MODELS = ("gpt-5.4", "gpt-5.2", "gpt-5-mini", "gpt-4.1", "gpt-4o", "o3", "claude-opus-4.6", "claude-sonnet-4.6",
               "claude-haiku-4.5", "gemini-3.1-pro", "gemini-3-flash", "gemini-2.5-pro", "grok-4", "deepseek-v4-pro",

@@ -1,29 +1,26 @@
 """`tracewh`: ingest agent-benchmark traces, query them with SQL, export them.
 
-Each command parses flags, calls one library function, and prints. Errors a user
-can fix print one line to stderr and exit non-zero (2 for bad input).
+Each command parses its flags, calls one Warehouse method (api.py) and renders what comes
+back. Errors become one line on stderr and an exit code in one place (cli/errors.py).
+Heavy modules are imported inside the commands that use them, so `tracewh --help` is quick.
 """
 
 from __future__ import annotations
 
-import json
-import signal
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from .. import __version__
-from ..errors import TracewhError
-from ..schema.docs import schema_markdown
-from ..paths import default_home, default_warehouse
-from ..warehouse.api import Warehouse
-from .ingest_progress import RichListener, report_table
-from .output import Format, render
+from ..paths import default_home
+from ..version import __version__
+from .errors import run_app
+from .output import Format, err, print_table, render
+
+if TYPE_CHECKING:
+    from ..api import Warehouse
 
 app = typer.Typer(
     help="tracewh: a warehouse for LLM-agent benchmark traces. Events go to Parquet (Delta Lake); "
@@ -33,7 +30,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
 
 WarehouseOpt = Annotated[
     Optional[Path],
@@ -42,16 +38,14 @@ WarehouseOpt = Annotated[
 ]
 AsOfOpt = Annotated[Optional[int], typer.Option("--as-of", help="Query the store as it was at this version (see `tracewh log`).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+DialectOpt = Annotated[str, typer.Option(help="SQL dialect the query is written in (postgres, mysql, sqlite, spark, "
+                                              "trino, bigquery, snowflake, ...); it is transpiled to DuckDB.")]
 
 
 def _open(warehouse: Path | None, version: int | None = None) -> Warehouse:
-    return Warehouse(warehouse or default_warehouse(), version)
+    from ..api import Warehouse
 
-
-def _print_table(result, fmt: Format) -> None:
-    """A DuckDB relation or Arrow table, rendered to stdout."""
-    table = result.to_arrow_table() if hasattr(result, "to_arrow_table") else result
-    sys.stdout.write(render(table, fmt))
+    return Warehouse(warehouse, version)
 
 
 def _parse_attrs(pairs: list[str]) -> dict[str, str]:
@@ -81,20 +75,17 @@ def ingest(
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
     from ..ingest.prices import PriceRegistry
     from ..ingest.sources import Limits
+    from .ingest_progress import RichListener, report_table
 
     if prices is not None and not prices.exists():
         raise typer.BadParameter(f"{prices} does not exist", param_hint="--prices")
-    wh = _open(warehouse)
     limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)
-    registry = PriceRegistry.load(prices)
-    with RichListener(err) as listener:
-        report = wh.ingest(paths, _parse_attrs(attr), limits=limits, listener=listener, prices=registry,
-                           check=check, quarantine=quarantine)
+    with RichListener(err.console) as listener:
+        report = _open(warehouse).ingest(paths, _parse_attrs(attr), check, listener, quarantine=quarantine,
+                                         limits=limits, prices=PriceRegistry.load(prices))
+    from rich.console import Console
+
     Console().print(report_table(report))
-
-
-DialectOpt = Annotated[str, typer.Option(help="SQL dialect the query is written in (postgres, mysql, sqlite, spark, "
-                                              "trino, bigquery, snowflake, ...); it is transpiled to DuckDB.")]
 
 
 @app.command()
@@ -106,28 +97,8 @@ def sql(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Run a read-only SQL query and print the result."""
-    from ..queries.guard import prepare_query
-
-    text = prepare_query(sys.stdin.read() if query == "-" else query, dialect)
-    _print_table(run_query(_open(warehouse, as_of), text), format)
-
-
-def run_query(wh: Warehouse, text: str):
-    """Run a prepared query; unknown names get a 'did you mean'."""
-    import duckdb
-
-    from ..queries.guard import QueryError, did_you_mean
-    from ..queries.registry import load_views
-    from ..schema import COLUMN_NAMES
-
-    try:
-        result = wh.sql(text)
-    except (duckdb.CatalogException, duckdb.BinderException) as e:
-        names = [v.name for v in load_views()] + list(COLUMN_NAMES)
-        raise QueryError(f"{e}{did_you_mean(str(e), names)}") from None
-    if result is None:
-        raise TracewhError("the statement returned no result; `tracewh sql` is for queries")
-    return result
+    text = sys.stdin.read() if query == "-" else query
+    print_table(_open(warehouse).query(text, dialect=dialect, as_of=as_of).table, format)
 
 
 @app.command()
@@ -145,11 +116,10 @@ def views(
     For duckdb, spark and databricks it starts by defining `events_raw` over the warehouse's
     files, so it runs as is (docs/scale-out.md)."""
     if sql_text:
-        from ..queries.dialects import view_script
-
-        events = location or str(((warehouse or default_warehouse()) / "events").absolute())
-        print(view_script(dialect, events, __version__), end="")
+        print(_open(warehouse).view_script(dialect, location), end="")
         return
+    from rich.console import Console
+
     console = Console()
     for view in _open(warehouse).views():
         console.print(f"[bold]{view.name}[/bold]  {view.description}")
@@ -159,15 +129,13 @@ def views(
 @app.command()
 def log(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table) -> None:  # noqa: A002
     """List committed batches: version, time, source, digest, event counts."""
-    import pyarrow as pa
-
     rows = [{"version": b.version, "time": b.time, "source": b.source, "format": b.adapters, "digest": b.digest[:16],
              "events": b.events, "duplicates": b.duplicates,
              "kinds": ", ".join(f"{k} {n}" for k, n in b.kinds.items())} for b in _open(warehouse).log()]
     if not rows:
         err.print("no batches committed yet; add some with `tracewh ingest`")
         return
-    _print_table(pa.Table.from_pylist(rows), format)
+    print_table(rows, format)
 
 
 @app.command("export-events")
@@ -178,9 +146,7 @@ def export_events(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Write events in the native tracewh-events/1 format (ingestable again)."""
-    from ..warehouse.export import export_events as export
-
-    n = export(_open(warehouse, as_of), out, run_ids=run or None)
+    n = _open(warehouse, as_of).export_events(out, run_ids=run or None)
     err.print(f"wrote {n} events to {out}")
 
 
@@ -197,10 +163,7 @@ def stats_delta(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: S
                 format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
                 warehouse: WarehouseOpt = None) -> None:
     """Δq per model x suite x condition vs the baseline condition, paired on task id, with 95% CIs."""
-    from ..analytics.decisionbench_stats import paired_delta
-
-    result = paired_delta(_open(warehouse, as_of), baseline, n_boot, seed)
-    _print_table(result, format)
+    print_table(_open(warehouse, as_of).paired_delta(baseline, n_boot, seed), format)
 
 
 @stats_app.command("hypervolume")
@@ -208,10 +171,7 @@ def stats_hypervolume(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, s
                       format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
                       warehouse: WarehouseOpt = None) -> None:
     """Pareto hypervolume in (quality, -cost) per suite x condition; ΔHV vs baseline, bootstrap over models."""
-    from ..analytics.decisionbench_stats import pareto_hypervolume
-
-    result = pareto_hypervolume(_open(warehouse, as_of), baseline, n_boot, seed)
-    _print_table(result, format)
+    print_table(_open(warehouse, as_of).hypervolume(baseline, n_boot, seed), format)
 
 
 @app.command()
@@ -222,12 +182,7 @@ def cards(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Write DecisionBench profile cards from Stage-1 events: YAML front matter, strengths, weaknesses, all skills."""
-    from ..analytics.profile_cards import write_cards
-
-    try:
-        paths = write_cards(_open(warehouse, as_of), out, variant)
-    except ValueError as e:
-        raise typer.BadParameter(str(e), param_hint="--variant") from None
+    paths = _open(warehouse, as_of).cards(out, variant)
     err.print(f"wrote {len(paths)} cards to {out}")
 
 
@@ -250,24 +205,11 @@ def export_table(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Export a view or query as a table for a paper, with its provenance (store version, query, time)."""
-    from ..analytics.paper_export import FORMATS, TableOptions, export, export_query
-    from ..queries.guard import prepare_query
+    from ..analytics.paper_export import TableOptions
 
-    if (target is None) == (query is None):
-        raise typer.BadParameter("give a view name or --query (one of them)")
-    if format not in FORMATS:
-        raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}", param_hint="--format")
-    if format == "parquet" and out is None:
-        raise typer.BadParameter("parquet needs --out FILE", param_hint="--out")
-    text = prepare_query(query if query is not None else export_query(target), dialect)
-    if where:
-        text = f"select * from ({text}) where {where}"
-        prepare_query(text)
     options = TableOptions(pivot, value, decimals, scale, bold, caption, label)
-    try:
-        data = export(_open(warehouse, as_of), text, format, options, out)
-    except ValueError as e:
-        raise typer.BadParameter(str(e)) from None
+    data = _open(warehouse, as_of).export(target, query=query, fmt=format, options=options, out=out, where=where,
+                                          dialect=dialect)
     if out is None:
         sys.stdout.write(data.decode())
     else:
@@ -283,17 +225,7 @@ def plot_figure(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Draw a figure from a view (matplotlib)."""
-    from ..analytics.plots import plot
-    from ..queries.guard import prepare_query
-
-    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise typer.BadParameter("the file must end in .png, .pdf or .svg", param_hint="--out")
-    if where:
-        prepare_query(f"select 1 where {where}")
-    try:
-        plot(_open(warehouse, as_of), kind, out, where)
-    except ValueError as e:
-        raise typer.BadParameter(str(e)) from None
+    _open(warehouse, as_of).plot(kind, out, where)
     err.print(f"wrote {out}", highlight=False)
 
 
@@ -302,21 +234,11 @@ def check_store(as_of: AsOfOpt = None, warehouse: WarehouseOpt = None,
                 format: Annotated[Format, typer.Option("--format", "-f", help="table (a text report) or json.")] = Format.table,  # noqa: A002
                 ) -> None:
     """Run the data-quality suites over the whole store and read back every Parquet file. Exit 1 on problems."""
-    from ..ingest.quality.gate import check_events
+    from .output import print_check
 
-    wh = _open(warehouse, as_of)
-    unreadable = wh.store.unreadable_files(as_of)
-    report = check_events(wh.con) if not unreadable else None
-    if format is Format.json:
-        result = report.to_dict() if report else {"passed": False}
-        sys.stdout.write(json.dumps(result | {"unreadable_files": [{"file": f, "error": e} for f, e in unreadable]},
-                                    indent=2, default=str) + "\n")
-    else:
-        for file, error in unreadable:
-            Console().print(f"[red]unreadable[/red] {file}: {escape(error)}", highlight=False, soft_wrap=True)
-        Console().print(report.to_text() if report else "data-quality suites not run: fix the unreadable files first",
-                        highlight=False, markup=False, soft_wrap=True)
-    if unreadable or (report and report.failed):
+    result = _open(warehouse, as_of).check()
+    print_check(result, format)
+    if not result.passed:
         raise typer.Exit(1)
 
 
@@ -325,24 +247,20 @@ def quarantine_list(warehouse: WarehouseOpt = None, format: FormatOpt = Format.t
                     out: Annotated[Optional[Path], typer.Option(help="Export every held event (all columns) "
                                                                 "to this .parquet or .jsonl file.")] = None) -> None:
     """List the events the data-quality gate held back (ingest --quarantine), with their reasons."""
-    from ..warehouse.quarantine import Quarantine
+    from .output import quarantine_summary, write_table
 
-    wh = _open(warehouse)
-    held = Quarantine(wh.path).relation(wh.con)
+    held = _open(warehouse).quarantine()
     if out is not None:
-        held.write_parquet(str(out)) if out.suffix == ".parquet" else out.write_text(
-            render(held.to_arrow_table(), Format.json))
-        err.print(f"exported {held.to_arrow_table().num_rows} held events to {out}")
+        write_table(held, out)
+        err.print(f"exported {held.num_rows} held events to {out}")
         return
-    summary = held.project("quarantined_at, run_id, kind, source, event_id, array_to_string(reasons, ' | ') as reasons")
-    _print_table(summary, format)
+    print_table(quarantine_summary(held), format)
 
 
 @app.command()
 def doctor(warehouse: WarehouseOpt = None) -> None:
     """Find and remove what interrupted ingests left behind (uncommitted files, staging folders)."""
-    found = _open(warehouse).store.doctor()
-    for what, paths in found.items():
+    for what, paths in _open(warehouse).doctor().items():
         err.print(f"{what}: {len(paths)} removed", highlight=False)
         for path in paths:
             err.print(f"  {path}", highlight=False)
@@ -366,14 +284,16 @@ def serve(
 
     from ..service.app import ServiceConfig, create_app
 
-    config = ServiceConfig(warehouse or default_warehouse(), os.environ.get(token_env) or None, row_cap,
-                           query_seconds, max_upload_mb << 20)
+    config = ServiceConfig(_open(warehouse).path, os.environ.get(token_env) or None, row_cap, query_seconds,
+                           max_upload_mb << 20)
     uvicorn.run(create_app(config), host=host, port=port, log_level="info")
 
 
 @app.command()
 def schema() -> None:
     """Print the event schema (columns, kinds, native format) as Markdown."""
+    from ..schema.docs import schema_markdown
+
     sys.stdout.write(schema_markdown())
 
 
@@ -384,24 +304,20 @@ def demo(
     seed: Annotated[int, typer.Option(help="Random seed of the generated runs.")] = 7,
 ) -> None:
     """Generate demo runs, ingest them into a demo store, and print headline tables."""
-    from ..demo.agent_runs import write_demo_runs
-    from ..demo.decisionbench_runs import write_decisionbench_demo
-    from ..demo.delegate52_runs import write_delegate52_demo
-    from ..demo.entcollabbench_runs import write_entcollabbench_demo
+    from rich.console import Console
+
+    from ..demo.build import build_demo
     from ..demo.summary import headline_queries
+    from .ingest_progress import RichListener, report_table
 
     started = time.perf_counter()
-    root = warehouse or default_home() / "demo"
-    paths = [*write_demo_runs(root / "runs", tasks=tasks, seed=seed), write_delegate52_demo(root / "runs", seed=seed),
-             write_decisionbench_demo(root / "runs", seed=seed), *write_entcollabbench_demo(root / "runs", seed=seed)]
-    wh = Warehouse(root / "warehouse")
-    with RichListener(err) as listener:
-        report = wh.ingest(paths, listener=listener)
+    with RichListener(err.console) as listener:
+        wh, report = build_demo(warehouse or default_home() / "demo", tasks, seed, listener)
     console = Console()
     console.print(report_table(report))
     for title, query in headline_queries():
         console.print(f"\n[bold]{title}[/bold]")
-        _print_table(wh.sql(query), Format.table)
+        print_table(wh.query(query).table, Format.table)
     console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s.\n"
                   f"Try: tracewh sql -w {wh.path} \"select * from runs\"", highlight=False)
 
@@ -418,20 +334,5 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=version_ca
 
 
 def main() -> None:
-    """Entry point. Typer reports usage errors itself; ours become one line and an exit code."""
-    import duckdb
-
-    # SIGTERM (a job scheduler, `timeout`) ends the process through SystemExit, so staging
-    # folders and temporary files are cleaned up on the way out like on Ctrl-C.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    try:
-        app()
-    except TracewhError as e:
-        _fail("error", e, e.exit_code)
-    except duckdb.Error as e:
-        _fail("SQL error", e, 1)
-
-
-def _fail(label: str, error: Exception, code: int) -> None:
-    err.print(f"[red]{label}:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
-    sys.exit(code)
+    """Entry point (`tracewh`, `python -m tracewh`)."""
+    run_app(app)

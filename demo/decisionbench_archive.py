@@ -1,4 +1,4 @@
-"""Write `decisionbench-run/1` archives (shared/formats/decisionbench.md): serialisation only.
+"""Write `decisionbench-run/1` archives (docs/formats/decisionbench.md): serialisation only.
 
 One run per zip, as the harness releases them, or many runs as folders of one zip
 (the adapter reads every folder holding a manifest.json).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..ingest.adapters.delegate52_domains import DOMAINS
+from ..ingest.adapters.delegate52.domains import DOMAINS
 
 N_ROUND_TRIPS = 10
 DOMAINS_USED = ("subtitles", "accounting", "calendar", "dns", "crystal", "python", "chess", "graphviz")

@@ -1,5 +1,5 @@
 """Writers for EntCollabBench run files in the benchmark's real field layout
-(shared/formats/entcollabbench.md §1-4, §11-12): agent trace events, result rows and
+(docs/formats/entcollabbench.md §1-4, §11-12): agent trace events, result rows and
 trajectory rows. The demo generator and the tests build their archives with these."""
 
 from __future__ import annotations

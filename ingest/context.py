@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from .jsonlines import Progress, no_progress
+from .jsonlines import Progress, first_record, no_progress
 from .prices import PriceRegistry
-from .sources import Limits
+from .sources import Limits, SourceFile
 
 
 @dataclass
@@ -17,3 +18,11 @@ class AdapterContext:
     prices: PriceRegistry = field(default_factory=PriceRegistry)  # cost where a log has none
     check: bool = True  # run the data-quality gate before commit
     quarantine: bool = False  # hold failing events instead of refusing the batch
+    _firsts: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
+
+    def first(self, file: SourceFile) -> dict[str, Any] | None:
+        """The file's first JSON record (None when it does not start with one), read once per
+        batch however many adapters sniff it."""
+        if file.display not in self._firsts:
+            self._firsts[file.display] = first_record(file, self.limits.max_line_bytes)
+        return self._firsts[file.display]

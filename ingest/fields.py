@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..errors import BadInputError
+from .values import KINDS, BadValue, checker
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "list": (list,), "object": (dict,),
-}
+_CHECKS = {kind: checker(kind) for kind in KINDS}
 
 
 class Fields:
@@ -25,13 +22,10 @@ class Fields:
         return BadInputError(self.file, problem, line=self.line, field=self.prefix + key)
 
     def _check(self, key: str, value: Any, kind: str) -> Any:
-        types = _TYPES[kind]
-        wrong = not isinstance(value, types) or (kind in ("integer", "number") and isinstance(value, bool))
-        if wrong:
-            raise self.error(key, f"expected {kind}, got {type(value).__name__} {str(value)[:60]!r}")
-        if kind == "number" and not math.isfinite(value):
-            raise self.error(key, f"expected a finite number, got {value}")
-        return value
+        try:
+            return _CHECKS[kind](value)
+        except BadValue as e:
+            raise self.error(key, str(e)) from None
 
     def req(self, key: str, kind: str) -> Any:
         if self.record.get(key) is None:

@@ -19,13 +19,12 @@ import duckdb
 import pyarrow.parquet as pq
 from deltalake.exceptions import DeltaError
 
-from .. import __version__
+from ..version import __version__
 from ..schema import ARROW_SCHEMA, event_id
 from ..errors import QualityError, StoreError
 from ..warehouse.store import CommitResult, Held, Store
 from .context import AdapterContext
-from .adapters import SOURCE_ADAPTERS
-from .detect import detect
+from .adapters import ADAPTERS, Adapter, Group, unrecognised
 from .prices import PriceRegistry
 from .rows import ColumnBuffer, Where, convert
 from .sources import Limits, Source, SourceFile, expand
@@ -146,23 +145,26 @@ def batch_key(digest: str, attrs: dict[str, str]) -> str:
 
 
 def _stage_source(writer: StagingWriter, source: Source, ctx: AdapterContext) -> tuple[list[str], set[str]]:
-    """Stage every file: first the groups multi-file formats claim, then each other data file."""
-    adapters, claimed = [], set()
-    for adapter in SOURCE_ADAPTERS:
-        for group in adapter.find_groups(source.files + source.others, ctx):
-            for file, line, event in adapter.group_events(group, ctx):
-                writer.add(event, file, line)
+    """Stage every file: each adapter, in claiming order, takes the groups it recognises among the
+    files still unclaimed. A data file none takes is refused before any event is read; another
+    file none takes (a README) is skipped. Returns each group's format, and the names claimed."""
+    claimed: set[str] = set()
+    taken: list[tuple[Adapter, Group]] = []
+    for adapter in ADAPTERS:
+        for group in adapter.groups([f for f in source.files + source.others if f.name not in claimed], ctx):
+            taken.append((adapter, group))
             claimed |= {f.name for f in group.files}
-            adapters.append(adapter.name)
-    adapters += [_stage_file(writer, f, ctx) for f in source.files if f.name not in claimed]
-    return adapters, claimed
+    unclaimed = sorted((f for f in source.files if f.name not in claimed), key=lambda f: f.name)
+    if unclaimed:
+        raise unrecognised(unclaimed[0], ctx)
+    for adapter, group in taken:
+        _stage_group(writer, adapter, group, ctx)
+    return [group.format for _, group in taken], claimed
 
 
-def _stage_file(writer: StagingWriter, file: SourceFile, ctx: AdapterContext) -> str:
-    adapter = detect(file, ctx.limits)
-    for line, event in adapter.events(file, ctx):
+def _stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
+    for file, line, event in adapter.events(group, ctx):
         writer.add(event, file, line)
-    return adapter.name
 
 
 class StagingWriter:

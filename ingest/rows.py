@@ -6,10 +6,8 @@ and its errors must name the file, line and field exactly as the user wrote them
 
 from __future__ import annotations
 
-import math
 import re
-import reprlib
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -18,6 +16,7 @@ import pyarrow as pa
 from ..errors import BadInputError
 from ..schema import COLUMNS, KIND_NAMES, SCHEMA_VERSION
 from ..schema.events import TIMESTAMP
+from .values import BadValue, aware, checker, parse_time
 
 BENCHMARK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_ID_CHARS = 512
@@ -35,58 +34,37 @@ class Where:
         return BadInputError(self.file, problem, line=self.line, field=field)
 
 
-def _describe(value: Any) -> str:
-    """A short, safe rendering of a bad value for an error message (values may be huge or deeply nested)."""
-    return f"{type(value).__name__} {reprlib.repr(value)}"
+_STRING, _INTEGER, _NUMBER, _OBJECT = (checker(kind, article=True) for kind in ("string", "integer", "number", "object"))
 
 
-def _string(value: Any, name: str, where: Where) -> str:
-    if not isinstance(value, str):
-        raise where.error(f"expected a string, got {_describe(value)}", name)
+def _integer(value: Any) -> int:
+    if not -(2**63) <= _INTEGER(value) < 2**63:
+        raise BadValue("integer out of the 64-bit range")
     return value
 
 
-def _integer(value: Any, name: str, where: Where) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise where.error(f"expected an integer, got {_describe(value)}", name)
-    if not -(2**63) <= value < 2**63:
-        raise where.error("integer out of the 64-bit range", name)
-    return value
+def _number(value: Any) -> float:
+    return float(_NUMBER(value))
 
 
-def _number(value: Any, name: str, where: Where) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise where.error(f"expected a number, got {_describe(value)}", name)
-    if not math.isfinite(value):
-        raise where.error(f"expected a finite number, got {value}", name)
-    return float(value)
-
-
-def _epoch_us(value: Any, name: str, where: Where) -> int:
+def _epoch_us(value: Any) -> int:
     """ISO-8601 text (no zone = UTC), epoch seconds, or a datetime -> epoch microseconds."""
     if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise where.error(f"expected an ISO-8601 time, got {value[:60]!r}", name) from None
+        value = parse_time(value)
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return round(value.timestamp() * 1_000_000)
-    seconds = _number(value, name, where)
+        return round(aware(value).timestamp() * 1_000_000)
+    seconds = _number(value)
     if not 0 <= seconds < 32503680000:  # year 3000
-        raise where.error(f"epoch seconds out of range: {seconds}", name)
+        raise BadValue(f"epoch seconds out of range: {seconds}")
     return round(seconds * 1_000_000)
 
 
-def _payload(value: Any, name: str, where: Where) -> str:
+def _payload(value: Any) -> str:
     # Serialised here, with sorted keys, so equal payloads are equal text (export round-trips).
-    if not isinstance(value, dict):
-        raise where.error(f"expected a JSON object, got {_describe(value)}", name)
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(_OBJECT(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
     except TypeError as e:
-        raise where.error(f"cannot be stored as JSON: {e}", name) from None
+        raise BadValue(f"cannot be stored as JSON: {e}") from None
 
 
 def _converter(column_type: pa.DataType, name: str):
@@ -98,7 +76,7 @@ def _converter(column_type: pa.DataType, name: str):
         return _integer
     if pa.types.is_floating(column_type):
         return _number
-    return _string
+    return _STRING
 
 
 CONVERTERS = {c.name: _converter(c.type, c.name) for c in COLUMNS}
@@ -113,7 +91,10 @@ def convert(event: dict[str, Any], where: Where) -> dict[str, Any]:
         if convert_value is None:
             raise where.error("unknown field; put extra data in 'payload'", name)
         if value is not None:
-            row[name] = convert_value(value, name, where)
+            try:
+                row[name] = convert_value(value)
+            except BadValue as e:
+                raise where.error(str(e), name) from None
     if row["schema_version"] is None:
         row["schema_version"] = SCHEMA_VERSION
     _check_envelope(row, where)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
+from ..errors import QueryError
 from ..schema import COLUMN_NAMES
 from .registry import load_views
 
@@ -132,7 +133,7 @@ def _wildcard_at(path: exp.Expression) -> int | None:
     steps = [i for i, step in enumerate(path.expressions)
              if isinstance(step, exp.JSONPathSubscript) and isinstance(step.this, exp.JSONPathWildcard)]
     if len(steps) > 1:
-        raise ValueError(f"{path.sql('duckdb')}: only one [*] per JSON path translates to Spark")
+        raise QueryError(f"{path.sql('duckdb')}: only one [*] per JSON path translates to Spark")
     return steps[0] if steps else None
 
 
@@ -168,7 +169,7 @@ def _spark_merge(aggregate: exp.ArrayAgg) -> exp.Expression:
     value, keys = (ordered.this, ordered.expressions) if isinstance(ordered, exp.Order) else (ordered, [])
     for key in keys:
         if key.args.get("desc"):
-            raise ValueError(f"{aggregate.sql('duckdb')}: the Spark merge orders ascending only")
+            raise QueryError(f"{aggregate.sql('duckdb')}: the Spark merge orders ascending only")
     fields = [exp.alias_(key.this.copy(), f"k{i}") for i, key in enumerate(keys)]
     rows = _fn("ARRAY_SORT", _fn("COLLECT_LIST", _fn("STRUCT", *fields, exp.alias_(value.copy(), "object"))))
     objects = _fn("TRANSFORM", rows, exp.Lambda(this=exp.column("object", "r"), expressions=[exp.to_identifier("r")]))

@@ -1,4 +1,8 @@
-"""The view registry: every `queries/*.sql` file is one view, registered in dependency order.
+"""The view registry: every `queries/<group>/*.sql` file is one view, registered in dependency order.
+
+Groups are folders by benchmark: core/ (events and the typed views every source fills),
+delegate52/, decisionbench/, entcollabbench/, ... A view's unit tests sit in
+tests/views/<group>/<view>.yaml.
 
 A view file is plain DuckDB SQL a researcher can paste into a DuckDB shell:
 a comment block whose first line is the one-line description, then one
@@ -13,6 +17,7 @@ first needs it, instead of once per reference (docs/performance.md).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
@@ -20,6 +25,8 @@ from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
+
+from ..errors import TracewhError
 
 QUERIES_DIR = Path(__file__).parent
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" notes are not for users
@@ -37,12 +44,17 @@ class ViewDef:
     depends: frozenset[str]
     materialize: bool = False
 
+    @property
+    def group(self) -> str:
+        """The folder: core or a benchmark."""
+        return self.path.parent.name
+
 
 def _description(sql: str, path: Path) -> str:
     for line in sql.splitlines():
         if line.startswith("--"):
             return line.lstrip("-").strip()
-    raise ValueError(f"{path.name}: a view file starts with a '-- one-line description' comment")
+    raise TracewhError(f"{path.name}: a view file starts with a '-- one-line description' comment")
 
 
 def parse_view(path: Path) -> ViewDef:
@@ -50,12 +62,12 @@ def parse_view(path: Path) -> ViewDef:
     try:
         statement = sqlglot.parse_one(sql, read="duckdb")
     except sqlglot.ParseError as e:
-        raise ValueError(f"{path.name}: {e}") from None
+        raise TracewhError(f"{path.name}: {e}") from None
     if not isinstance(statement, exp.Create) or statement.kind != "VIEW":
-        raise ValueError(f"{path.name}: expected one CREATE VIEW statement")
+        raise TracewhError(f"{path.name}: expected one CREATE VIEW statement")
     name = statement.this.name
     if name != path.stem:
-        raise ValueError(f"{path.name}: defines view {name!r}; a file is named after its view")
+        raise TracewhError(f"{path.name}: defines view {name!r}; a file is named after its view")
     ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
     reads = {t.name for t in statement.expression.find_all(exp.Table)} - ctes - {name}
     return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), MATERIALIZE in sql.splitlines())
@@ -64,29 +76,18 @@ def parse_view(path: Path) -> ViewDef:
 @cache
 def load_views() -> tuple[ViewDef, ...]:
     """All views, each after the views it reads."""
-    views = {v.name: v for v in map(parse_view, sorted(QUERIES_DIR.glob("*.sql")))}
+    views = {v.name: v for v in map(parse_view, sorted(QUERIES_DIR.glob("*/*.sql")))}
     graph = {name: {d for d in v.depends if d in views} for name, v in views.items()}
     try:
         order = list(TopologicalSorter(graph).static_order())
     except CycleError as e:
-        raise ValueError(f"views read each other in a cycle: {e.args[1]}") from None
+        raise TracewhError(f"views read each other in a cycle: {e.args[1]}") from None
     return tuple(views[name] for name in order)
 
 
-def views_needed(query: str) -> list[ViewDef]:
-    """The views `query` reads, and the views those read, in creation order.
-
-    All views when sqlglot cannot read the query (creating every view is always correct,
-    only slower: DuckDB binds each view as it is created).
-    """
+def views_needed(tables: Iterable[str]) -> list[ViewDef]:
+    """The views among `tables`, and the views those read, in creation order."""
     views = load_views()
-    try:
-        statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
-    except sqlglot.errors.SqlglotError:
-        return list(views)
-    if any(isinstance(s, exp.Command) for s in statements):  # EXPLAIN ...: sqlglot keeps it as text
-        return list(views)
-    tables = {t.name for s in statements for t in s.find_all(exp.Table)}
     by_name = {v.name: v for v in views}
     wanted, stack = set(), [t for t in tables if t in by_name]
     while stack:

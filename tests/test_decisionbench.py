@@ -198,12 +198,11 @@ def test_a_newer_archive_format_is_refused(tmp_path):
 def test_materialized_building_blocks_change_no_result(wh):
     """Views marked `-- tracewh: materialize` are computed once per connection; the rows are the same
     as when every view is a plain view, as in the .sql files."""
+    from tracewh.queries.engine import QueryEngine
     from tracewh.queries.registry import load_views
-    from tracewh.warehouse.connection import connect
-    from tracewh.warehouse.store import Store
 
     cached = tw.open(wh)
-    plain = connect(Store(wh))
+    plain = QueryEngine(cached.store.files()).con
     for view in load_views():
         plain.execute(view.sql)
     for view in ("dcb_fidelity", "dcb_self_preference", "dcb_ceiling", "dcb_delegations", "dcb_tasks"):

@@ -1,4 +1,4 @@
-"""The DecisionBench step tagger, rule by rule and where rules compete (METRICS.md section 3)."""
+"""The DecisionBench step tagger, rule by rule and where rules compete (the DecisionBench paper §3.4 and App. D; docs/formats/decisionbench.md)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
+from tracewh.errors import QueryError
 from tracewh.queries.dialects import transpile_view
 from tracewh.queries.registry import load_views
 
@@ -29,9 +30,9 @@ def test_spark_gets_exact_quantiles_and_double_arithmetic():
 
 
 def test_idioms_without_a_faithful_spark_form_are_refused():
-    with pytest.raises(ValueError, match=r"only one \[\*\]"):
+    with pytest.raises(QueryError, match=r"only one \[\*\]"):
         spark("SELECT payload -> '$.a[*].b[*]' AS x FROM t")
-    with pytest.raises(ValueError, match="ascending only"):
+    with pytest.raises(QueryError, match="ascending only"):
         spark("SELECT list_reduce(list(p::JSON ORDER BY ts DESC), lambda a, b: json_merge_patch(a, b)) AS m FROM t")
 
 

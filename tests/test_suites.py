@@ -87,3 +87,27 @@ def test_bfcl_without_a_score_file_has_no_quality(tmp_path):
     archive = write_zip(tmp_path / "r.zip", {"result/m/BFCL_v4_multi_turn_base_result.json": json.dumps(BFCL_RESULT) + "\n"})
     tracewh("ingest", archive, "-w", tmp_path / "wh", check=True)
     assert tw.open(tmp_path / "wh").sql("select quality from dcb_tasks").fetchall() == [(None,)]
+
+
+def test_bfcl_runner_failure_lines_with_a_list_of_messages(tmp_path):
+    # The runner's own failure lines (inference_error, then force_terminated, for a test whose
+    # result is the inference-error string) write error_message as a list of strings
+    # (docs/formats/bfcl.md §3); they were refused as bad input.
+    results = [{"id": "multi_turn_base_2", "result": "Error during inference: timeout", "traceback": "..."}]
+    failures = [("multi_turn:inference_error", ["Error during inference: timeout", "Traceback: ..."]),
+                ("multi_turn:force_terminated", ["Model was force-terminated during inference phase. The length of "
+                                                 "the model result turns (0) does not match the length of the "
+                                                 "ground truth turns (2)."])]
+    score = [{"accuracy": 0.0, "correct_count": 0, "total_count": 1},
+             *({"id": "multi_turn_base_2", "valid": False, "error": {"error_message": message, "error_type": kind}}
+               for kind, message in failures)]
+    archive = write_zip(tmp_path / "bfcl.zip", {
+        "result/m/BFCL_v4_multi_turn_base_result.json": "".join(json.dumps(r) + "\n" for r in results),
+        "score/m/BFCL_v4_multi_turn_base_score.json": "".join(json.dumps(r) + "\n" for r in score),
+    })
+    tracewh("ingest", archive, "-w", tmp_path / "wh", check=True)
+    wh = tw.open(tmp_path / "wh")
+    judgments = wh.sql("select payload ->> '$.error_type', payload ->> '$.error_message' from events "
+                       "where kind = 'judgment' order by seq").fetchall()
+    assert judgments == [(kind, "\n".join(message)) for kind, message in failures]
+    assert wh.sql("select task_id, quality from dcb_tasks").fetchall() == [("multi_turn_base_2", 0.0)]

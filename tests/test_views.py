@@ -12,7 +12,6 @@ researcher reads it beside `queries/<view>.sql`. Every case is one test of `test
         columns: [a, b]             # optional; default: every column the query returns
         expected:                   # rows in query order; keys = exactly the columns
           - {a: 1, b: 90.0}
-        xfail: why the view is believed wrong   # optional: a known defect (strict: passing fails)
 
 Expected floats are compared with pytest.approx (rel 1e-9), DECIMAL results as floats;
 JSON columns are parsed, so they compare with mappings and lists; everything else (ints,
@@ -35,10 +34,10 @@ import yaml
 
 from tracewh.ingest.rows import Where, convert
 from tracewh.schema import ARROW_SCHEMA
-from tracewh.warehouse.connection import ViewCreator, define_events_raw
+from tracewh.queries.engine import ViewCreator, define_events_raw
 
 VIEWS = Path(__file__).parent / "views"
-CASE_KEYS = {"name", "description", "events", "query", "columns", "expected", "xfail"}
+CASE_KEYS = {"name", "description", "events", "query", "columns", "expected"}
 
 
 def write_events(events: list[dict[str, Any]], path: Path, label: str) -> Path:
@@ -58,8 +57,7 @@ def _cases() -> list:
     params = []
     for file in sorted(VIEWS.glob("*/*.yaml")):
         for case in yaml.safe_load(file.read_text())["cases"]:
-            marks = [pytest.mark.xfail(reason=case["xfail"], strict=True)] if "xfail" in case else []
-            params.append(pytest.param(file, case, id=f"{file.parent.name}/{file.stem}[{case['name']}]", marks=marks))
+            params.append(pytest.param(file, case, id=f"{file.parent.name}/{file.stem}[{case['name']}]"))
     return params
 
 

@@ -35,11 +35,13 @@ class Quarantine:
         except TableNotFoundError:
             return []
 
-    def relation(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+    def table(self) -> pa.Table:
+        """Every held event with its reasons, in the order they were held."""
         files = self.files()
         if not files:
-            return con.from_arrow(SCHEMA.empty_table())
-        return con.sql(f"select * from read_parquet({literal_list(files)}) order by quarantined_at, source")
+            return SCHEMA.empty_table()
+        return duckdb.connect().sql(f"select * from read_parquet({literal_list(files)}) "
+                                    "order by quarantined_at, source").to_arrow_table()
 
     def hold(self, staged_glob: Path, reasons: dict[str, list[str]], batch_key: str, suites_version: str) -> int:
         """Copy the staged events named in `reasons` into the quarantine; returns the rows added."""

@@ -1,20 +1,33 @@
-"""One module per source format. Each turns a data file's raw records into events.
+"""The source adapters: one package per source format family, all of one shape (base.py).
 
-An adapter has a `name`, `sniff(file, first)` (does this file look like mine? `first`
-is its first JSON record, or None) and `events(file, ctx)` yielding
-(line_or_record_number, event_dict) pairs whose keys are schema column names.
-The pipeline fills ids, batch, source and defaults, and validates every event.
+ADAPTERS is the one registry, in claiming order: each adapter in turn takes the groups of
+files it recognises among those no earlier adapter took. Formats spread over several
+files (a run folder) come first, so their JSON Lines members are not read as files that
+stand alone; among the rest the first adapter to recognise a file reads it.
 """
 
 from __future__ import annotations
 
-from . import bfcl, decisionbench_run, entcollabbench, delegate52_dataset, delegate52_qa, delegate52_relay, native, taubench
+from ...errors import BadInputError
+from ..context import AdapterContext
+from ..sources import SourceFile
+from .base import Adapter, FileAdapter, Group, Located
+from .bfcl import ADAPTER as BFCL
+from .decisionbench import ADAPTER as DECISIONBENCH
+from .delegate52 import ADAPTER as DELEGATE52
+from .entcollabbench import ADAPTER as ENTCOLLABBENCH
+from .native import ADAPTER as NATIVE
+from .taubench import ADAPTER as TAUBENCH
 
-# Tried in order; the first whose sniff() accepts a file reads it.
-ADAPTERS = (native, delegate52_relay, delegate52_qa, delegate52_dataset, taubench, bfcl)
+ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, NATIVE, DELEGATE52, TAUBENCH, BFCL)
 
-# Formats spread over several files: `find_groups(files, ctx)` claims groups of files and
-# `group_events(group, ctx)` yields (file, line, event). Claimed files skip per-file detection.
-SOURCE_ADAPTERS = (decisionbench_run, entcollabbench)
 
-__all__ = ["ADAPTERS", "SOURCE_ADAPTERS"]
+def unrecognised(file: SourceFile, ctx: AdapterContext) -> BadInputError:
+    """The error for a data file no adapter claimed: what its first record looks like, and what we read."""
+    first = ctx.first(file)
+    known = "; ".join(f"{a.name}: {a.description}" for a in ADAPTERS)
+    what = "its first line is not a JSON object" if first is None else f"first record has keys {sorted(first)[:8]}"
+    return BadInputError(file.display, f"no adapter recognises this file ({what}). Supported formats: {known}", line=1)
+
+
+__all__ = ["ADAPTERS", "Adapter", "FileAdapter", "Group", "Located", "unrecognised"]

@@ -120,9 +120,8 @@ class Recorder(RunLog):
 
 @contextmanager
 def record(run_id: str, benchmark: str = "custom", attrs: dict[str, Any] | None = None, *,
-           spool: str | Path | None = None, warehouse: str | Path | None = None,
-           capture_content: bool = False, fsync: bool = False) -> Iterator[Recorder]:
-    """Record a run into a spool folder (default $TRACEWH_HOME/spool); with `warehouse`, ingest it on exit.
+           spool: str | Path | None = None, capture_content: bool = False, fsync: bool = False) -> Iterator[Recorder]:
+    """Record a run into a spool folder (default $TRACEWH_HOME/spool); `tracewh.record` adds `warehouse=`.
 
     Each event is written to the OS before the recorded call returns (a killed process loses
     no call it returned); `fsync=True` also waits for the disk, which survives power loss.
@@ -134,11 +133,3 @@ def record(run_id: str, benchmark: str = "custom", attrs: dict[str, Any] | None 
         yield recorder
     finally:
         recorder.safely("run end", recorder.close)
-        if warehouse is not None:
-            recorder.safely("ingest into the warehouse", _ingest, Path(warehouse), recorder.spool.folder)
-
-
-def _ingest(warehouse: Path, folder: Path) -> None:
-    from ...warehouse.api import Warehouse
-
-    Warehouse(warehouse).ingest([folder])

@@ -1,4 +1,5 @@
-"""Approval decisions in the agents' final-answer text: `DECISION:<label>, RATIONALE:<reason>, ERROR:<error>`.
+"""Approval decisions in the agents' final-answer text: `DECISION:<label>, RATIONALE:<reason>, ERROR:<error>`
+(docs/formats/entcollabbench.md §17).
 
 No benchmark code parses these (the LLM judge reads them); tables need label, cited
 rule ids (e.g. LEG-EVAL-0001) and whether the agent flagged missing information.

@@ -1,6 +1,6 @@
 """EntCollabBench permission model: which tools π(agent) and delegation targets D(agent) each agent has.
 
-Defaults are the benchmark's published configuration (shared/formats/entcollabbench.md
+Defaults are the benchmark's published configuration (docs/formats/entcollabbench.md
 §16). An archive may override them with `agent_specs.json` (delegate_to per agent, the
 benchmark's own file) and `agent_toolsets.json` ({agent: [tool group, ...]}: the
 groups of tool/toolsets.py, which the benchmark keeps in Python, written as JSON).

@@ -1,6 +1,6 @@
 """EntCollabBench database state: canonical snapshots and their record-level diff.
 
-Follows the benchmark driver's rules (shared/formats/entcollabbench.md §9.2-9.3), so a
+Follows the benchmark driver's rules (docs/formats/entcollabbench.md §9.2-9.3), so a
 diff computed here from raw snapshots reads like the one the driver stores:
 top-level fields whose lower-cased name is non-semantic are dropped; each table is
 keyed on at most one field, inferred after that drop; without a key the diff is a

@@ -1,4 +1,4 @@
-"""EntCollabBench task files (shared/formats/entcollabbench.md §10) -> one spec per task.
+"""EntCollabBench task files (docs/formats/entcollabbench.md §10) -> one spec per task.
 
 A spec says which agents each subtask's reference trajectory involves (who is judged),
 the reference approval decisions, and the subset (workflow/approval) and whether the

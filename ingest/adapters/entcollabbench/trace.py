@@ -1,4 +1,4 @@
-"""One agent's session trace for one subtask (shared/formats/entcollabbench.md §1-7) -> events.
+"""One agent's session trace for one subtask (docs/formats/entcollabbench.md §1-7) -> events.
 
 The trace has no span ids; this module rebuilds them:
 - an *invocation* (one run of the agent's LLM loop) starts at `request_parsed` or an

@@ -1,4 +1,6 @@
-"""DELEGATE-52 relay result logs (`results_{domain}_{model}.jsonl`, one line per interaction).
+"""DELEGATE-52 relay result logs (`results_{domain}_{model}.jsonl`, one line per interaction) -> events.
+
+Format: docs/formats/delegate52.md §1-§7.
 
 Per line: an `llm_call` (tokens, latency, cost); on backward lines a `score` (the
 reconstruction score vs the seed, with the domain's element counts); on agentic lines
@@ -20,31 +22,21 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..jsonlines import json_lines
-from ..sources import SourceFile
-from .delegate52_domains import domain_info
-
-name = "delegate52-relay"
-description = "DELEGATE-52 relay result logs (results_{domain}_{model}.jsonl)"
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from .domains import domain_info
 
 BENCHMARK = "delegate52"
 HARNESS = "relay"
 SEQ_PER_INTERACTION = 10_000
 SCORE_SLOT = SEQ_PER_INTERACTION - 1
-CRITICAL_KEYS = ("rid_chain", "round_trip_num", "round_trip_direction", "sample_id")
 
 
-def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
-    return first is not None and all(k in first for k in CRITICAL_KEYS)
-
-
-def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+def events(rows: Iterator[Fields], ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
     seen_runs: set[str] = set()
-    for line, record in json_lines(file, ctx.limits.max_line_bytes, ctx.progress):
-        interaction = Interaction(Fields(record, file.display, line), ctx)
+    for f in rows:
+        interaction, line = Interaction(f, ctx), f.line
         if interaction.run_id not in seen_runs:
             seen_runs.add(interaction.run_id)
             yield line, interaction.run_attrs()

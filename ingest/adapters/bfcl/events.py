@@ -1,4 +1,4 @@
-"""BFCL multi-turn result and score files (both JSON Lines, despite `.json`).
+"""BFCL multi-turn result and score lines -> events (docs/formats/bfcl.md §5).
 
 Result lines `{id, result, input_token_count, output_token_count, latency, inference_log}`:
 one `llm_call` per step (one model call; tokens and latency from the per-turn, per-step
@@ -8,75 +8,55 @@ becomes a `registry` event; each later line lists a failing test and becomes a `
 (verdict fail). A test passes when a score file for its category was ingested and does
 not list it: the DecisionBench views derive that.
 
-Run: `bfcl:<model>`, model from `--attr model=...` or the path (`result/<model>/...`);
-each test is one trace (trace_id from run and test id), so result and score lines meet.
+Run: `bfcl:<model>`, model as records.py reads it from `--attr` or the path; each test is
+one trace (trace_id from run and test id), so result and score lines meet.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..jsonlines import json_lines
-from ..sources import SourceFile
-from ..toolargs import parse_arguments
-
-name = "bfcl"
-description = "BFCL multi-turn result and score files (BFCL_v*_<category>_result.json / _score.json)"
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from ...sources import SourceFile
+from ...toolargs import parse_arguments
+from .records import category_of, model_of, rows
 
 BENCHMARK = "bfcl"
-FILE_NAME = re.compile(r"BFCL_v\d+_(?P<category>.+?)_(?P<kind>result|score)\.json$")
-
-
-def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
-    if first is None:
-        return False
-    result = "id" in first and "result" in first
-    summary = {"accuracy", "correct_count", "total_count"} <= first.keys()
-    return result or summary
-
-
-def _model(file: SourceFile, ctx: AdapterContext) -> str:
-    if ctx.attrs.get("model"):
-        return ctx.attrs["model"]
-    parts = file.name.split("/")
-    for marker in ("result", "score"):
-        if marker in parts[:-1] and parts.index(marker) + 1 < len(parts) - 1:
-            return parts[parts.index(marker) + 1]
-    return "unknown"
-
-
-def _category(file: SourceFile) -> str | None:
-    found = FILE_NAME.search(file.name.rsplit("/", 1)[-1])
-    return found["category"] if found else None
 
 
 def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
-    model, category = _model(file, ctx), _category(file)
+    model, category = model_of(file, ctx), category_of(file)
     run_id = f"bfcl:{model}"
     base = {"run_id": run_id, "benchmark": BENCHMARK}
     yield 0, base | {"kind": "run_attrs", "seq": 0, "payload": {"suite": "bfcl", "model": model, "harness": "bfcl"}}
-    for line, record in json_lines(file, ctx.limits.max_line_bytes, ctx.progress):
-        f = Fields(record, file.display, line)
-        if line == 1 and "accuracy" in record:
+    for f in rows(file, ctx):
+        line = f.line
+        if line == 1 and "accuracy" in f.record:
             yield line, base | {"kind": "registry", "seq": line, "payload": {
                 "name": "bfcl_score_summary", "category": category, "accuracy": f.opt("accuracy", "number"),
                 "correct_count": f.opt("correct_count", "integer"), "total_count": f.opt("total_count", "integer")}}
-        elif "valid" in record:
+        elif "valid" in f.record:
             error, test_id = f.sub("error"), f.req("id", "string")
             yield line, base | {"kind": "judgment", "seq": line, "task_id": test_id, "model": model,
                                 "trace_id": event_id(run_id, test_id),
                                 "score": 0.0, "payload": {"verdict": "fail", "judge": "bfcl", "category": category,
                                                           "error_type": error.opt("error_type", "string"),
-                                                          "error_message": error.opt("error_message", "string")}}
+                                                          "error_message": _error_message(error)}}
         else:
             for event in _test_events(f, model, category, ctx):
                 yield line, base | event | {"trace_id": event_id(run_id, event["task_id"])}
+
+
+def _error_message(error: Fields) -> str | None:
+    """The checker writes a string; the runner's own inference_error / force_terminated lines
+    write a list of strings (docs/formats/bfcl.md §3), kept as one text, a message a line."""
+    if isinstance(error.record.get("error_message"), list):
+        return "\n".join(str(m) for m in error.opt("error_message", "list"))
+    return error.opt("error_message", "string")
 
 
 def _grid(f: Fields, key: str) -> list[list[Any]]:

@@ -1,4 +1,6 @@
-"""The DELEGATE-52 environment dataset (`delegate52.jsonl`: one row per work environment).
+"""The DELEGATE-52 environment dataset (`delegate52.jsonl`: one row per work environment) -> events.
+
+Format: docs/formats/delegate52.md §9.
 
 Each row becomes one `registry` event (payload name `d52_environment`) holding what the
 views need: domain, category, the forward edits with their tags, the distractor file
@@ -10,27 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..jsonlines import json_lines
-from ..sources import SourceFile
-from .delegate52_domains import domain_info
-
-name = "delegate52-dataset"
-description = "DELEGATE-52 environment dataset (delegate52.jsonl rows with states and files)"
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from .domains import domain_info
 
 RUN_ID = "delegate52-dataset"
 DISTRACTOR_DIR = "distractor_context/"
 
 
-def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
-    return first is not None and {"sample_id", "sample_type", "states", "files"} <= first.keys()
-
-
-def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line, record in json_lines(file, ctx.limits.max_line_bytes, ctx.progress):
-        yield line, environment_event(Fields(record, file.display, line), line)
+def events(rows: Iterator[Fields], ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+    for f in rows:
+        yield f.line, environment_event(f, f.line)
 
 
 def forward_edits(f: Fields) -> list[dict[str, Any]]:

@@ -1,4 +1,6 @@
-"""DELEGATE-52 single-edit QA logs (`logs/edit_testing/{sample_id}_{model}.jsonl`).
+"""DELEGATE-52 single-edit QA logs (`logs/edit_testing/{sample_id}_{model}.jsonl`) -> events.
+
+Format: docs/formats/delegate52.md §8.
 
 Per-edit records (`direction` forward/backward) become `llm_call` events; round-trip
 summaries (`direction: round_trip`) become `score` events with metric `qa_round_trip`
@@ -11,29 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..jsonlines import json_lines
-from ..sources import SourceFile
-from .delegate52_domains import domain_info
-from .delegate52_relay import interaction_time, logged_cost
-
-name = "delegate52-qa"
-description = "DELEGATE-52 single-edit QA logs (logs/edit_testing/*.jsonl)"
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from .domains import domain_info
+from .relay import interaction_time, logged_cost
 
 BENCHMARK = "delegate52"
 HARNESS = "qa"
 
 
-def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
-    return (first is not None and "direction" in first and "sample_id" in first and "rid_chain" not in first
-            and ("edit_prompt" in first or "forward_response_id" in first))
-
-
-def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line, record in json_lines(file, ctx.limits.max_line_bytes, ctx.progress):
-        f = Fields(record, file.display, line)
+def events(rows: Iterator[Fields], ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+    for f in rows:
+        line = f.line
         direction = f.req("direction", "string")
         if direction == "round_trip":
             yield line, summary_event(f, line)

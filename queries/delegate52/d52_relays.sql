@@ -2,7 +2,8 @@
 --
 -- round_trips: the last round trip with a score. complete: a score exists at the planned
 -- number of round trips N, from the run attribute num_round_trips (`ingest --attr
--- num_round_trips=N`), default 10 as in the paper. rs_end: points (0-100) at the last
+-- num_round_trips=N`; attributes merge as in `run_attributes`, a later one wins), default
+-- 10 as in the paper. rs_end: points (0-100) at the last
 -- round trip reached. Relays with interactions but no score yet have round_trips 0.
 CREATE OR REPLACE VIEW d52_relays AS
 WITH relays AS (
@@ -22,10 +23,8 @@ reached AS (
     GROUP BY run_id
 ),
 planned AS (
-    SELECT run_id, max(TRY_CAST(payload ->> '$.num_round_trips' AS INTEGER)) AS n
-    FROM events
-    WHERE kind = 'run_attrs' AND benchmark = 'delegate52'
-    GROUP BY run_id
+    SELECT run_id, TRY_CAST(attrs ->> '$.num_round_trips' AS INTEGER) AS n
+    FROM run_attributes
 )
 SELECT
     r.run_id,

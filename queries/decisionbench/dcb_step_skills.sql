@@ -1,4 +1,4 @@
--- DecisionBench step tagger (METRICS.md section 3): one skill, or NULL for none, per orchestrator completion step.
+-- DecisionBench step tagger (the DecisionBench paper §3.4 and App. D; docs/formats/decisionbench.md): one skill, or NULL for none, per orchestrator completion step.
 --
 -- Rules in priority order. Tool branch: (1) only call_model/read_profile ->
 -- _infra_delegation; (2) a calculator-like tool, or >= 3 numeric tokens in the step's

@@ -1,112 +1,36 @@
-"""Find the runs in an EntCollabBench archive and read each one into events.
+"""One EntCollabBench run's result and trajectory rows -> events.
 
-A run is one driver result file `result[-X].jsonl` with, beside it, optionally its
-trajectory `traj/traj[-X].jsonl` (or `traj[-X].jsonl`), the task file(s) and the
-permission config. Result and trajectory rows rewritten on resume are deduplicated by
-task id, the latest `timestamp` winning; a task attempt's events share a trace_id
-derived from that timestamp, so views pick the latest attempt across archives too.
-Event ids come from the attempt and the event's place in it, never from the archive,
-so an archive that grew since the last ingest adds only what is new.
+Result rows (docs/formats/entcollabbench.md §11) give the task and subtask outcomes, scores
+and judgments; trajectory rows (§12) each task attempt's subtasks, every agent's trace
+(trace.py) and the state diffs (state.py). A task attempt's events share a trace_id
+derived from its winning `timestamp`, so views pick the latest attempt across archives too.
+Event ids come from the attempt and the event's place in it, never from the archive, so
+an archive that grew since the last ingest adds only what is new.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from posixpath import basename, dirname, join
+from posixpath import dirname
 from typing import Any
 
 from ....errors import BadInputError
 from ....schema import event_id
 from ...context import AdapterContext
 from ...fields import Fields
-from ...jsonlines import first_record, json_lines, read_json_file
-from ...sources import SourceFile
+from ..base import Group, Located
 from .permissions import APPROVAL_AGENTS, MAX_DEPTH, permission_entries
+from .records import Latest, RunFiles, config, row_timestamp, rows, stem
 from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
-from .tasks import subtask_number, task_list, task_specs
+from .tasks import subtask_number
 from .trace import AgentLog, SubtaskScope, text_of
 
 BENCHMARK = "entcollabbench"
-RESULT_NAME = re.compile(r"^result([-_].*)?\.jsonl(\.gz)?$")
-CONFIG_NAMES = ("agent_specs.json", "agent_toolsets.json", "mcp_auth_by_agent.json")
-RESULT_KEYS = {"task_id", "task_passed", "judge", "judge_error"}
-ENDPOINT_CONFIG = re.compile(r"^(agent_peers|agent_url_map|mcp_endpoints.*)\.json$")  # claimed, not read
-MAX_JSON_BYTES = 64 << 20
 
 
-@dataclass
-class RunFiles:
-    result: SourceFile
-    trajectory: SourceFile | None
-    task_files: list[SourceFile] = field(default_factory=list)
-    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> spec, from task_files
-    configs: dict[str, SourceFile] = field(default_factory=dict)
-    ignored: list[SourceFile] = field(default_factory=list)  # endpoint maps and the like: claimed, not read
-
-    @property
-    def files(self) -> list[SourceFile]:
-        return [self.result, *([self.trajectory] if self.trajectory else []), *self.task_files,
-                *self.configs.values(), *self.ignored]
-
-
-def _is_json(f: SourceFile) -> bool:
-    return f.name.lower().endswith((".json", ".json.gz"))
-
-
-def _stem(name: str) -> str:
-    return re.sub(r"\.jsonl(\.gz)?$", "", basename(name))
-
-
-def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
-    results = [f for f in files if RESULT_NAME.match(basename(f.name))
-               and RESULT_KEYS & set(first_record(f, ctx.limits.max_line_bytes) or {})]
-    if not results:
-        _refuse_unpaired_trajectories(files, [], ctx)
-        return []
-    by_name = {f.name: f for f in files}
-    configs = {basename(f.name): f for f in files if basename(f.name) in CONFIG_NAMES}
-    others = [f for f in files if ENDPOINT_CONFIG.match(basename(f.name))]
-    task_files = {}  # file -> its specs: each task file is read and normalised once, whatever the runs
-    for f in files:
-        if _is_json(f) and f not in others and basename(f.name) not in CONFIG_NAMES:
-            data = read_json_file(f, MAX_JSON_BYTES)
-            if task_list(data) is not None:
-                task_files[f.name] = (f, task_specs(data, f.display))
-    runs = []
-    for result in results:
-        suffix = _stem(result.name)[len("result"):]
-        folder = dirname(result.name)
-        trajectory = next((by_name[n] for n in (join(folder, "traj", f"traj{suffix}.jsonl"), join(folder, f"traj{suffix}.jsonl"),
-                                                 join(folder, "traj", f"traj{suffix}.jsonl.gz")) if n in by_name), None)
-        mine = _task_files_for(result, [f for f, _ in task_files.values()])
-        specs = {k: v for f in mine for k, v in task_files[f.name][1].items()}
-        runs.append(RunFiles(result, trajectory, mine, specs, configs, others))
-    _refuse_unpaired_trajectories(files, runs, ctx)
-    return runs
-
-
-def _task_files_for(result: SourceFile, task_files: list[SourceFile]) -> list[SourceFile]:
-    """The task file named in the result file's name, else the only one in the archive."""
-    stem = _stem(result.name)
-    named = [f for f in task_files if re.sub(r"\.json(\.gz)?$", "", basename(f.name)) in stem]
-    if named or len(task_files) <= 1:
-        return named or task_files
-    raise BadInputError(result.display, "several task files and none named in this result file's name "
-                                        f"({', '.join(f.name for f in task_files)}); name the result file "
-                                        "result-<task file stem>.jsonl or ingest one task set per archive")
-
-
-def _refuse_unpaired_trajectories(files: list[SourceFile], runs: list[RunFiles], ctx: AdapterContext) -> None:
-    paired = {r.trajectory.name for r in runs if r.trajectory}
-    for f in files:
-        if basename(f.name).startswith("traj") and f.name not in paired \
-                and "batch_entry" in (first_record(f, ctx.limits.max_line_bytes) or {}):
-            raise BadInputError(f.display, "trajectory file without its result file (expected "
-                                           "result<suffix>.jsonl beside traj/traj<suffix>.jsonl)")
+def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
+    yield from RunReader(group.detail, ctx).events()
 
 
 def _model_name(batch_entry: Any) -> str | None:
@@ -118,46 +42,6 @@ def _model_name(batch_entry: Any) -> str | None:
                 if isinstance(name, str) and name:
                     return name
     return None
-
-
-def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
-    yield from RunReader(run, ctx).events()
-
-
-def _when(value: str) -> datetime:
-    """An ISO-8601 time; without a zone it is UTC, as the driver writes it."""
-    when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-
-
-def _timestamp(f: Fields) -> tuple[str, datetime]:
-    """The row's ISO-8601 `timestamp` (the driver writes UTC with milliseconds), as written and as a time."""
-    value = f.req("timestamp", "string")
-    try:
-        return value, _when(value)
-    except ValueError:
-        raise f.error("timestamp", f"expected an ISO-8601 time, got {value[:40]!r}") from None
-
-
-@dataclass
-class Latest:
-    """Per task id: the line holding its latest row (ties: the later line)."""
-
-    lines: dict[str, tuple[datetime, int, str]] = field(default_factory=dict)  # task -> (when, line, timestamp)
-
-    def offer(self, task_id: str, timestamp: tuple[str, datetime], line: int) -> None:
-        text, when = timestamp
-        old = self.lines.get(task_id)
-        if old is None or when >= old[0]:
-            self.lines[task_id] = (when, line, text)
-
-    def winners(self) -> set[int]:
-        return {line for _, line, _ in self.lines.values()}
-
-    def timestamp(self, task_id: str) -> str | None:
-        """The latest row's `timestamp` as written, or None when the task has no row."""
-        found = self.lines.get(task_id)
-        return found[2] if found else None
 
 
 class TaskEmitter:
@@ -191,20 +75,10 @@ class RunReader:
             raise BadInputError(run.result.display, "no model name: no trajectory with llm_response_meta events "
                                                     "beside it; pass --attr model=NAME", field="model")
         folder = dirname(run.result.name)
-        label = "-".join(p for p in (folder.replace("/", "-"), _stem(run.result.name)[len("result"):].strip("-_"),
+        label = "-".join(p for p in (folder.replace("/", "-"), stem(run.result.name)[len("result"):].strip("-_"),
                                      ctx.attrs.get("run")) if p)
         self.run_id = f"ecb-{self.model}" + (f"-{label}" if label else "")
         self.ignored = self._ignored_fields()
-
-    # -- reading the side files -------------------------------------------------
-    def _config(self, name: str, kind: type) -> Any:
-        f = self.run.configs.get(name)
-        if f is None:
-            return None
-        data = read_json_file(f, MAX_JSON_BYTES)
-        if not isinstance(data, kind):
-            raise BadInputError(f.display, f"expected a JSON {'array' if kind is list else 'object'}, got {type(data).__name__}")
-        return data
 
     def _ignored_fields(self) -> dict[str, frozenset[str]]:
         """Non-semantic fields per server: the benchmark's list plus --attr state_diff_ignore_fields[.server]=a,b."""
@@ -217,11 +91,11 @@ class RunReader:
                 ignored[key.split(".", 1)[1]] = frozenset(common | extra(key))
         return ignored
 
+    # -- first pass: which rows win, and what the run's rows say about it ----------
     def _scan_results(self) -> tuple[Latest, Counter[str]]:
         latest, votes = Latest(), Counter()
-        for line, record in json_lines(self.run.result, self.ctx.limits.max_line_bytes):
-            r = Fields(record, self.run.result.display, line)
-            latest.offer(r.req("task_id", "string"), _timestamp(r), line)
+        for r in rows(self.run.result, self.ctx, counted=False):
+            latest.offer(r.req("task_id", "string"), row_timestamp(r), r.line)
             votes[self._judged_subset(r)] += 1
         votes.pop(None, None)
         return latest, votes
@@ -229,11 +103,9 @@ class RunReader:
     def _scan_trajectory(self) -> tuple[Latest, str | None]:
         latest, model = Latest(), None
         if self.run.trajectory is not None:
-            file = self.run.trajectory
-            for line, record in json_lines(file, self.ctx.limits.max_line_bytes):
-                t = Fields(record, file.display, line)
-                latest.offer(t.req("task_id", "string"), _timestamp(t), line)
-                model = model or _model_name(record.get("batch_entry"))
+            for t in rows(self.run.trajectory, self.ctx, counted=False):
+                latest.offer(t.req("task_id", "string"), row_timestamp(t), t.line)
+                model = model or _model_name(t.record.get("batch_entry"))
         return latest, model
 
     @staticmethod
@@ -246,18 +118,18 @@ class RunReader:
         return "approval" if agents <= set(APPROVAL_AGENTS) else "workflow"
 
     # -- events ---------------------------------------------------------------
-    def events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+    def events(self) -> Iterator[Located]:
         result = self.run.result
         yield result, 1, self._run_event("run_attrs", payload={
-            "model": self.model, "harness": "entcollabbench", "task_set": _stem(result.name),
+            "model": self.model, "harness": "entcollabbench", "task_set": stem(result.name),
             **{k: v for k, v in self.ctx.attrs.items() if k in ("subset", "multi")}})
         yield result, 1, self._run_event("registry", payload=self._permissions())
         for spec in self.specs.values():
             yield result, 1, self._run_event("registry", task_id=spec["task_id"], payload={"name": "ecb_task_spec", **spec})
         winners = self.results.winners()
-        for line, record in json_lines(result, self.ctx.limits.max_line_bytes, self.ctx.progress):
-            if line in winners:
-                yield from ((result, line, e) for e in self._result_events(Fields(record, result.display, line)))
+        for r in rows(result, self.ctx):
+            if r.line in winners:
+                yield from ((result, r.line, e) for e in self._result_events(r))
         if self.run.trajectory is not None:
             yield from self._trajectory_events()
 
@@ -268,9 +140,9 @@ class RunReader:
                 "kind": kind, "seq": self.seq, "model": self.model, **fields}
 
     def _permissions(self) -> dict[str, Any]:
-        specs = self._config("agent_specs.json", list)
-        toolsets = self._config("agent_toolsets.json", dict)
-        auth = self._config("mcp_auth_by_agent.json", dict)
+        specs = config(self.run, "agent_specs.json", list)
+        toolsets = config(self.run, "agent_toolsets.json", dict)
+        auth = config(self.run, "mcp_auth_by_agent.json", dict)
         source = "archive" if (specs or toolsets) else "benchmark defaults"
         max_depth = self.ctx.attrs.get("max_depth", str(MAX_DEPTH))
         if not max_depth.isdigit():
@@ -366,17 +238,16 @@ class RunReader:
                         "mcp_servers_in_trace": a.opt("mcp_servers_in_trace", "list")})
 
     # -- trajectory -----------------------------------------------------------
-    def _trajectory_events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+    def _trajectory_events(self) -> Iterator[Located]:
         file = self.run.trajectory
         winners = self.trajectories.winners()
-        for line, record in json_lines(file, self.ctx.limits.max_line_bytes, self.ctx.progress):
-            if line not in winners:
+        for t in rows(file, self.ctx):
+            if t.line not in winners:
                 continue
-            t = Fields(record, file.display, line)
             task_id = t.req("task_id", "string")
-            timestamp = self.results.timestamp(task_id) or _timestamp(t)[0]
-            emit = TaskEmitter(self, task_id, self._trace_id(task_id, timestamp), "trajectory")
-            yield from ((file, line, e) for e in self._attempt_events(emit, t.sub("batch_entry")))
+            when = self.results.timestamp(task_id) or row_timestamp(t)[0]
+            emit = TaskEmitter(self, task_id, self._trace_id(task_id, when), "trajectory")
+            yield from ((file, t.line, e) for e in self._attempt_events(emit, t.sub("batch_entry")))
 
     def _attempt_events(self, emit: TaskEmitter, b: Fields) -> Iterator[dict[str, Any]]:
         results = b.each("task_results")

@@ -1,88 +1,41 @@
-"""DecisionBench run archives, format `decisionbench-run/1` (see shared/formats/decisionbench.md).
+"""One DecisionBench run's files -> events (docs/formats/decisionbench.md §3-§6).
 
-A run is a folder (or zip) holding manifest.json, records.jsonl, traces/<task_id>.jsonl
-and profiles/<model>.md, so this adapter claims file groups, not single files.
-
-Events: the manifest becomes `run_attrs` (suite, shard, split, condition, orchestrator,
-...) and a `registry` event with the model pool; each record a `task_finished` (cost,
-latency, steps, error) and a `score` (quality); each trace line, in order, an `llm_call`
-(orchestrator completions, and peer completions as children of their delegation's span),
-a `tool_call` per requested tool (`read_profile` included), a `delegation` per
-`call_model`, and a `tool_result`; each profile card a `registry` event.
+The manifest becomes `run_attrs` (suite, shard, split, condition, orchestrator, ...), a
+`registry` event with the model pool and a `run_finished`; each record a `task_finished`
+(cost, latency, steps, error) and a `score` (quality); each trace line, in order, an
+`llm_call` (orchestrator completions, and peer completions as children of their
+delegation's span), a `tool_call` per requested tool (`read_profile` included), a
+`delegation` per `call_model`, and a `tool_result`; each profile card a `registry` event.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from posixpath import dirname
 from typing import Any
 
-from ...errors import BadInputError
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..jsonlines import json_lines, read_json_file
-from ..sources import SourceFile
-from ..toolargs import parse_arguments
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from ...sources import SourceFile
+from ...toolargs import parse_arguments
+from ..base import Group, Located
+from .records import VERSION, RunFiles, manifest, profile_card, rows, trace_task
 
-name = "decisionbench-run"
-description = "DecisionBench run archive (decisionbench-run/1: manifest.json, records.jsonl, traces/)"
-
-FORMAT = "decisionbench-run/1"
 BENCHMARK = "decisionbench"
 DELEGATE_TOOL = "call_model"
-MAX_MANIFEST_BYTES = 16 << 20
 
 
-@dataclass
-class RunFiles:
-    root: str  # "" or "folder/" inside the source
-    manifest: SourceFile
-    records: SourceFile | None = None
-    traces: list[SourceFile] = field(default_factory=list)
-    profiles: list[SourceFile] = field(default_factory=list)
-
-    @property
-    def files(self) -> list[SourceFile]:
-        return [self.manifest, *([self.records] if self.records else []), *self.traces, *self.profiles]
-
-
-def find_groups(files: list[SourceFile], ctx: AdapterContext) -> list[RunFiles]:
-    runs = []
-    for manifest in (f for f in files if f.name.rsplit("/", 1)[-1] == "manifest.json"):
-        data = read_json_file(manifest, MAX_MANIFEST_BYTES)
-        fmt = data.get("format") if isinstance(data, dict) else None
-        if fmt == FORMAT:
-            runs.append(RunFiles(dirname(manifest.name) + "/" if "/" in manifest.name else "", manifest))
-        elif isinstance(fmt, str) and fmt.startswith("decisionbench-run/"):
-            raise BadInputError(manifest.display, f"format {fmt!r} is not supported (this tracewh reads {FORMAT})",
-                                field="format")
-    for run in runs:
-        for f in files:
-            rel = f.name[len(run.root):] if f.name.startswith(run.root) else None
-            if rel == "records.jsonl":
-                run.records = f
-            elif rel and rel.startswith("traces/") and rel.endswith(".jsonl"):
-                run.traces.append(f)
-            elif rel and rel.startswith("profiles/") and rel.endswith(".md"):
-                run.profiles.append(f)
-        run.traces.sort(key=lambda f: f.name)
-    return runs
-
-
-def group_events(run: RunFiles, ctx: AdapterContext) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
+    run: RunFiles = group.detail
     reader = _RunReader(run, ctx)
     yield from reader.manifest_events()
     if run.records is not None:
-        for line, record in json_lines(run.records, ctx.limits.max_line_bytes, ctx.progress):
-            for event in reader.record_events(Fields(record, run.records.display, line)):
-                yield run.records, line, event
+        for r in rows(run.records, ctx):
+            yield from ((run.records, r.line, e) for e in reader.record_events(r))
     for trace in run.traces:
-        task_id = trace.name[len(run.root) + len("traces/"):-len(".jsonl")]
-        for line, record in json_lines(trace, ctx.limits.max_line_bytes, ctx.progress):
-            for event in reader.trace_events(task_id, Fields(record, trace.display, line)):
-                yield trace, line, event
+        task_id = trace_task(run, trace)
+        for t in rows(trace, ctx):
+            yield from ((trace, t.line, e) for e in reader.trace_events(task_id, t))
     for card in run.profiles:
         yield card, 1, reader.profile_event(card)
 
@@ -92,7 +45,7 @@ class _RunReader:
 
     def __init__(self, run: RunFiles, ctx: AdapterContext):
         self.run, self.ctx, self.seq = run, ctx, 0
-        self.m = Fields(read_json_file(run.manifest, MAX_MANIFEST_BYTES), run.manifest.display, None)
+        self.m = manifest(run)
         self.run_id = self.m.req("run_id", "string")
         self.orchestrator = self.m.req("orchestrator", "string")
 
@@ -106,12 +59,12 @@ class _RunReader:
     def _task(self, task_id: str) -> dict[str, Any]:
         return {"task_id": task_id, "trace_id": event_id(self.run_id, task_id)}
 
-    def manifest_events(self) -> Iterator[tuple[SourceFile, int, dict[str, Any]]]:
+    def manifest_events(self) -> Iterator[Located]:
         m = self.m
         attrs = {"suite": m.req("suite", "string"), "shard": m.opt("shard", "string"), "split": m.opt("split", "string"),
                  "condition": m.opt("condition", "string"), "model": self.orchestrator,
                  "tagger_version": m.opt("tagger_version", "string"),
-                 "delegation_cap": m.opt("delegation_cap", "integer"), "format": FORMAT}
+                 "delegation_cap": m.opt("delegation_cap", "integer"), "format": VERSION}
         yield self.run.manifest, 1, self._event("run_attrs", ts=m.opt("started_at", "string"), payload=attrs)
         pool = [{"model": p.req("model", "string"), "vendor": p.req("vendor", "string"), "tier": p.opt("tier", "string")}
                 for p in m.each("pool")]
@@ -191,7 +144,5 @@ class _RunReader:
                                     "error": error, "result": t.opt("content", "string")})
 
     def profile_event(self, card: SourceFile) -> dict[str, Any]:
-        with card.open() as stream:
-            text = stream.read(self.ctx.limits.max_line_bytes).decode("utf-8", errors="replace")
-        model = card.name.rsplit("/", 1)[-1].removesuffix(".md")
+        model, text = profile_card(card, self.ctx)
         return self._event("registry", model=model, payload={"name": "profile_card", "model": model, "text": text})

@@ -1,7 +1,7 @@
 """DELEGATE-52 domains: the paper's category of each domain and its primary element-count keys.
 
-Counts: where an evaluator logs several ref/gen pairs, the first listed in the formats
-doc (section 11) is the primary element. Domains with no pair (foodmenu and recipe log
+Counts: where an evaluator logs several ref/gen pairs, the first listed in
+docs/formats/delegate52.md §11 is the primary element. Domains with no pair (foodmenu and recipe log
 generated counts only; json, python, fiction log none) give NULL counts.
 """
 

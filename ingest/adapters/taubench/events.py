@@ -1,8 +1,6 @@
-"""τ-bench (v1) result files: one JSON array of {task_id, reward, trial, info, traj}.
+"""τ-bench (v1) episodes -> events (docs/formats/taubench.md §3, §6).
 
-Streamed item by item (ijson), never loaded whole. Suite `tau`; shard from
-`--attr shard=...` or the file name (airline / retail); model from `--attr model=...` or
-the file name (`gpt-4o-airline.json` -> gpt-4o). One task per (task_id, trial), task ids
+Suite `tau`; shard and model as records.py reads them. One task per (task_id, trial), task ids
 prefixed with the shard (`airline-task-3`); reward is the quality. Messages become
 events in array order (the format has no times, tokens or agent cost): assistant turns
 `llm_call` (+ `tool_call`s), tool messages `tool_result`, user/system turns `message`.
@@ -12,79 +10,31 @@ agent's cost, which τ-bench does not record.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
-import ijson
-
-from ...errors import BadInputError
-from ...schema import event_id
-from ..context import AdapterContext
-from ..fields import Fields
-from ..sources import SourceFile
-from ..toolargs import parse_arguments
-
-name = "tau-bench"
-description = "τ-bench result files (JSON array of {task_id, reward, trial, info, traj})"
+from ....schema import event_id
+from ...context import AdapterContext
+from ...fields import Fields
+from ...sources import SourceFile
+from ...toolargs import parse_arguments
+from .records import episodes, model_of, shard_of, stem
 
 BENCHMARK = "tau"
-SHARDS = ("airline", "retail")
-SNIFF_EVENTS = 2000
-
-
-def sniff(file: SourceFile, first: dict[str, Any] | None) -> bool:
-    if first is not None or not file.name.lower().endswith((".json", ".json.gz")):
-        return False
-    keys: set[str] = set()
-    try:
-        with file.open() as stream:
-            for n, (prefix, event, value) in enumerate(ijson.parse(stream)):
-                if prefix == "item" and event == "map_key":
-                    keys.add(value)
-                if {"task_id", "reward"} <= keys or (prefix == "item" and event == "end_map") or n > SNIFF_EVENTS:
-                    break
-    except (ijson.JSONError, BadInputError):
-        return False
-    return {"task_id", "reward"} <= keys
-
-
-def _stem(file: SourceFile) -> str:
-    return file.name.rsplit("/", 1)[-1].removesuffix(".gz").removesuffix(".json")
-
-
-def shard_of(file: SourceFile, ctx: AdapterContext) -> str:
-    if ctx.attrs.get("shard"):
-        return ctx.attrs["shard"]
-    found = [s for s in SHARDS if s in _stem(file).lower()]
-    if len(found) != 1:
-        raise BadInputError(file.display, "cannot tell the τ-bench shard from the file name; pass --attr shard=airline|retail")
-    return found[0]
-
-
-def model_of(file: SourceFile, ctx: AdapterContext, shard: str) -> str:
-    return ctx.attrs.get("model") or re.sub(rf"[-_]?{shard}$", "", _stem(file), flags=re.I) or "unknown"
 
 
 def events(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
     shard = shard_of(file, ctx)
     model = model_of(file, ctx, shard)
-    run_id = f"tau:{_stem(file)}"
+    run_id = f"tau:{stem(file)}"
     yield 0, {"run_id": run_id, "benchmark": BENCHMARK, "kind": "run_attrs", "seq": 0,
               "payload": {"suite": "tau", "shard": shard, "model": model, "harness": "tau-bench"}}
     seq = 0
-    try:
-        with file.open() as stream:
-            for n, record in enumerate(ijson.items(stream, "item", use_float=True), start=1):
-                if not isinstance(record, dict):
-                    raise BadInputError(file.display, f"array item {n}: expected an object")
-                episode = _Episode(Fields(record, f"{file.display} (array item {n})", None), run_id, shard, model, seq)
-                for event in episode.events():
-                    yield n, event
-                seq = episode.seq
-    except ijson.JSONError as e:
-        raise BadInputError(file.display, f"invalid JSON array: {e}") from None
-    ctx.progress(file.stored_bytes)
+    for n, f in episodes(file, ctx):
+        episode = _Episode(f, run_id, shard, model, seq)
+        for event in episode.events():
+            yield n, event
+        seq = episode.seq
 
 
 class _Episode:

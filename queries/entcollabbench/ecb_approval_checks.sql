@@ -1,6 +1,6 @@
 -- EntCollabBench: each approval specialist's decision in a subtask against the task file's reference: label, cited rules, missing information.
 --
--- The deterministic check of METRICS §2: deterministic_pass = same label AND same set of
+-- The deterministic check of the EntCollabBench paper (docs/entcollabbench.md, "Deterministic approval check"): deterministic_pass = same label AND same set of
 -- cited rule ids AND same missing-information flag (the reference flags missing
 -- information when its decision is require_docs). decision: the specialist's last parsed
 -- `DECISION:` answer in the subtask (NULL when it gave none). judge_passed: the judges'

@@ -1,0 +1,31 @@
+"""`tracewh-events/1`: JSON Lines of events, written by `tracewh export-events` and live capture.
+
+A header line `{"format": "tracewh-events/1"}`, then one event per line with the schema's
+column names (docs/events.md, "Native format"; there is no docs/formats/ page, the format
+being tracewh's own). Read as written: no mapping, only `seq` defaults to the line number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ....schema import NATIVE_FORMAT
+from ...context import AdapterContext
+from ...sources import SourceFile
+from ..base import FileAdapter
+from . import events, records
+
+
+class NativeAdapter(FileAdapter):
+    name = "native"
+    description = f"{NATIVE_FORMAT} event lines (export-events, live capture spool)"
+
+    def sniff(self, file: SourceFile, ctx: AdapterContext) -> str | None:
+        return records.sniff(file, ctx)
+
+    def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+        return events.events(file, ctx)
+
+
+ADAPTER = NativeAdapter()

@@ -1,0 +1,69 @@
+"""The layout's promises: storage below ingest and queries, one way in (the Warehouse), the
+same answer from every door."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from helpers import llm_call, tracewh, write_native
+
+import tracewh as tw
+from tracewh.errors import QueryError
+from tracewh.service.app import ServiceConfig, create_app
+
+PACKAGE = Path(tw.__file__).parent
+
+
+def _loaded_after_import(module: str) -> set[str]:
+    code = f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return set(json.loads(out))
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (PACKAGE / "warehouse").glob("*.py") if p.stem != "__init__"))
+def test_storage_imports_nothing_above_it(module):
+    loaded = _loaded_after_import(f"tracewh.warehouse.{module}")
+    above = sorted(m for m in loaded if re.match(r"tracewh\.(ingest|cli|service|analytics|api|queries)\b", m))
+    assert above == []
+
+
+def test_the_cli_loads_no_quality_gate_or_engine_until_a_command_needs_it():
+    loaded = _loaded_after_import("tracewh.cli.app")
+    heavy = sorted(m for m in loaded if m.split(".")[0] in ("great_expectations", "polars", "pyarrow", "sqlglot",
+                                                            "duckdb", "deltalake", "pandas"))
+    assert heavy == []
+
+
+@pytest.mark.parametrize("door", ["cli", "service"])
+def test_doors_reach_the_store_only_through_the_warehouse(door):
+    for source in (PACKAGE / door).glob("*.py"):
+        text = source.read_text()
+        assert not re.search(r"\.(store|con|engine)\b(?!\w)", text), f"{source.name} reaches into a Warehouse"
+        assert not re.search(r"^\s*(import|from) (duckdb|deltalake)", text, re.M), f"{source.name} talks to the engine"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("doors")
+    tracewh("ingest", write_native(tmp / "run.jsonl", [llm_call("r", i) for i in range(3)]), "-w", tmp / "wh", check=True)
+    return tmp / "wh"
+
+
+@pytest.mark.parametrize("query", ["delete from events", "select * from llm_call", "select count(*) frm events",
+                                   "copy events to 'out.csv'", "select 1; select 2", "select nope from runs"])
+def test_every_door_gives_the_same_error(store, query):
+    cli = tracewh("sql", query, "-w", store)
+    assert cli.code == 2
+    with pytest.raises(QueryError) as python:
+        tw.open(store).query(query)
+    http = TestClient(create_app(ServiceConfig(store))).post("/sql", json={"query": query})
+    assert http.status_code == 400
+    message = str(python.value)
+    assert " ".join(cli.err.split()) == " ".join(f"error: {message}".split())
+    assert http.json()["detail"] == message
