@@ -37,7 +37,7 @@ def test_negative_tokens_and_out_of_range_scores_refuse_the_batch(tmp_path, seed
     refused(tmp_path, seeded, [llm_call("r2", 1, prompt_tokens=-5),
                                {"run_id": "r2", "benchmark": "custom", "kind": "score", "seq": 2, "score": 1.5}],
             "llm_call: ExpectColumnValuesToBeBetween(prompt_tokens) failed for 1 events", "bad.jsonl:2",
-            "score: ExpectColumnValuesToBeBetween(score) failed for 1 events", "bad.jsonl:3")
+            "score: ExpectColumnValuesToBeInSet(score_in_range) failed for 1 events", "bad.jsonl:3")
 
 
 def test_ids_must_be_unique_within_a_batch(tmp_path, seeded):
