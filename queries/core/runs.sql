@@ -1,7 +1,10 @@
--- One row per run: its attributes, totals (events, LLM calls, tokens, cost) and first/last time.
+-- One row per run: its attributes, totals (events, LLM calls, tokens, cost), first/last time and headline score.
 --
 -- attrs: see run_attributes. model: the `model` attribute when given, else the model of
--- most LLM calls.
+-- most LLM calls. score: the run's headline score in [0, 1], the mean over its tasks of each
+-- task's final score (see tasks); NULL when no task was scored.
+-- tracewh: materialize (a headline view: GET /runs and the web page read it on every request;
+-- computing it over every event took ~250 ms per request on the demo store)
 CREATE OR REPLACE VIEW runs AS
 WITH totals AS (
     SELECT
@@ -32,6 +35,8 @@ SELECT
     t.prompt_tokens, t.completion_tokens, t.reasoning_tokens, t.cached_tokens,
     t.prompt_tokens + t.completion_tokens AS total_tokens,
     t.cost_usd,
-    t.first_ts, t.last_ts
+    t.first_ts, t.last_ts,
+    s.score
 FROM totals AS t
-LEFT JOIN run_attributes AS a USING (run_id);
+LEFT JOIN run_attributes AS a USING (run_id)
+LEFT JOIN (SELECT run_id, avg(score) AS score FROM tasks GROUP BY run_id) AS s USING (run_id);
