@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import stat
 import zipfile
 import zlib
@@ -21,7 +22,9 @@ from typing import BinaryIO
 
 from ..errors import BadInputError
 
-DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz", ".eval")
+# .binpb: binary protobuf (OTLP files in the Collector's proto framing). Not .pb or .proto, which
+# name unrelated files (model graphs, schemas) a run folder may hold beside its logs.
+DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz", ".eval", ".binpb", ".binpb.gz")
 CHUNK = 1 << 20
 
 
@@ -31,9 +34,9 @@ class Limits:
 
     max_member_bytes: int = 16 << 30  # one decompressed file
     max_total_bytes: int = 64 << 30  # all members of one archive, decompressed
-    max_line_bytes: int = 256 << 20  # one JSON record
-    max_ratio: float = 200.0  # decompressed / compressed, for members above min_ratio_bytes
-    min_ratio_bytes: int = 8 << 20
+    max_line_bytes: int = 32 << 20  # one JSON record: what ingest holds within 1.5 GB of memory (docs/reliability.md)
+    max_ratio: float = 200.0  # decompressed / compressed, checked as the bytes stream out
+    min_ratio_bytes: int = 1 << 20  # any stream may give this much, whatever its ratio
 
 
 @dataclass
@@ -84,10 +87,22 @@ def expand(paths: list[Path], limits: Limits = Limits()) -> Iterator[Source]:
             raise BadInputError(str(path), "no such file or directory")
         if path.is_dir():
             yield from _directory_sources(path, limits)
-        elif path.suffix.lower() == ".zip":
+            continue
+        _regular(path, str(path))
+        if path.suffix.lower() == ".zip":
             yield open_zip(path, limits)
         else:
             yield _file_source(path, limits)
+
+
+def _regular(path: Path, display: str) -> None:
+    """Only regular files are read: a FIFO or a device (/dev/zero) would hang or never end."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        raise BadInputError(display, "not a regular file (a FIFO, device or socket); refusing it")
 
 
 def _file_source(path: Path, limits: Limits) -> Source:
@@ -96,11 +111,31 @@ def _file_source(path: Path, limits: Limits) -> Source:
     return Source(path, "file", file_digest(path), [_local_file(path, path.name, str(path), limits)], [])
 
 
+def memory_source(label: str, name: str, data: bytes) -> Source:
+    """Bytes a process holds (the OTLP receiver's requests) as a one-file source named `name`;
+    `label` is how `tracewh log` shows where it came from."""
+    file = SourceFile(name, label, len(data), lambda: io.BytesIO(data), len(data))
+    return Source(Path(label), "memory", hashlib.sha256(data).hexdigest(), [file], [])
+
+
+def _directory_files(root: Path) -> Iterator[Path]:
+    """Every file under `root`, in name order. A symbolic link is followed only to a regular file
+    inside `root`; anything else (a link out of the folder, a FIFO, a device) refuses the folder."""
+    inside = root.resolve()
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in [*sorted(names), *[d for d in dirs if (Path(folder) / d).is_symlink()]]:
+            path = Path(folder) / name
+            display = f"{root}/{path.relative_to(root).as_posix()}"
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                raise BadInputError(display, "a symbolic link to outside the input folder; refusing the folder")
+            _regular(path, display)
+            yield path
+
+
 def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
     files, others, zips = [], [], []
-    for p in sorted(root.rglob("*")):
-        if not p.is_file():
-            continue
+    for p in sorted(_directory_files(root)):
         rel = p.relative_to(root).as_posix()
         if p.suffix.lower() == ".zip":
             zips.append(p)
@@ -118,7 +153,7 @@ def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
 def _local_file(path: Path, name: str, display: str, limits: Limits) -> SourceFile:
     size = path.stat().st_size
     if name.lower().endswith(".gz"):
-        opener = lambda: _gunzip(_open_local(path, display), limits.max_member_bytes, display)  # noqa: E731
+        opener = lambda: _gunzip(_open_local(path, display), _Bound(limits, size), display)  # noqa: E731
     else:
         if size > limits.max_member_bytes:
             raise BadInputError(display, f"file is {size} bytes, over the {limits.max_member_bytes}-byte limit")
@@ -143,7 +178,7 @@ def open_zip(path: Path, limits: Limits) -> Source:
     for info in members:
         if info.is_dir():
             continue
-        _check_member(path, info, limits)
+        check_member(path, info, limits)
         if info.filename in seen:
             raise BadInputError(f"{path}!{info.filename}", "the archive holds two entries of this name; refusing the archive")
         seen.add(info.filename)
@@ -156,7 +191,8 @@ def open_zip(path: Path, limits: Limits) -> Source:
     return Source(path, "zip", file_digest(path), files, others)
 
 
-def _check_member(path: Path, info: zipfile.ZipInfo, limits: Limits) -> None:
+def check_member(path: Path | str, info: zipfile.ZipInfo, limits: Limits) -> None:
+    """The safety checks of one archive entry (also applied to the members of Inspect's .eval logs)."""
     display = f"{path}!{info.filename}"
     name = PurePosixPath(info.filename.replace("\\", "/"))
     if name.is_absolute() or ".." in name.parts or ":" in info.filename:
@@ -174,20 +210,39 @@ def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, lim
     display = f"{path}!{info.filename}"
 
     def opener() -> BinaryIO:
-        stream: BinaryIO = archive.open(info)
+        try:
+            stream: BinaryIO = archive.open(info)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
+                ValueError) as e:  # corrupt header, unknown compression, encryption, truncation
+            raise BadInputError(display, f"cannot be read from the archive: {e}") from None
+        bound = _Bound(limits, info.compress_size)
         if info.filename.lower().endswith(".gz"):
-            return _gunzip(stream, limits.max_member_bytes, display)
-        return _capped(stream, limits.max_member_bytes, display)
+            return _gunzip(stream, bound, display)
+        return _capped(stream, bound, display)
 
     plain = None if info.filename.lower().endswith(".gz") else info.file_size
     return SourceFile(info.filename, display, info.compress_size, opener, plain)
 
 
-class _CappedReader(io.RawIOBase):
-    """Decompressed bytes with a hard cap, and decoder failures named by file."""
+@dataclass(frozen=True)
+class _Bound:
+    """How many bytes a compressed stream may give: the size limit, and the ratio to the bytes it
+    came from (every stream, small ones too: 8 KB of compressed newlines would otherwise cost
+    a minute of parsing). Checked as the bytes come out, so a lying header changes nothing."""
 
-    def __init__(self, raw: BinaryIO, cap: int, display: str, owned: BinaryIO | None = None):
-        self.raw, self.cap, self.display, self.count = raw, cap, display, 0
+    limits: Limits
+    compressed: int
+
+    @property
+    def ratio_cap(self) -> int:
+        return max(int(self.limits.max_ratio * self.compressed), self.limits.min_ratio_bytes)
+
+
+class _CappedReader(io.RawIOBase):
+    """Decompressed bytes within their bound, and decoder failures named by file."""
+
+    def __init__(self, raw: BinaryIO, bound: _Bound, display: str, owned: BinaryIO | None = None):
+        self.raw, self.bound, self.display, self.count = raw, bound, display, 0
         self.owned = owned  # the compressed stream under `raw`, which GzipFile leaves open
 
     def readable(self) -> bool:
@@ -196,11 +251,15 @@ class _CappedReader(io.RawIOBase):
     def readinto(self, buffer) -> int:  # type: ignore[override]
         try:
             data = self.raw.read(len(buffer))
-        except (zipfile.BadZipFile, zlib.error, gzip.BadGzipFile, EOFError, OSError) as e:
+        except (zipfile.BadZipFile, zlib.error, gzip.BadGzipFile, EOFError, OSError, NotImplementedError,
+                RuntimeError, ValueError) as e:
             raise BadInputError(self.display, f"corrupt or truncated data: {e}") from None
         self.count += len(data)
-        if self.count > self.cap:
-            raise BadInputError(self.display, f"decompresses to more than the {self.cap}-byte limit")
+        if self.count > self.bound.limits.max_member_bytes:
+            raise BadInputError(self.display, f"decompresses to more than the {self.bound.limits.max_member_bytes}-byte limit")
+        if self.count > self.bound.ratio_cap:
+            raise BadInputError(self.display, f"decompresses to more than {self.bound.limits.max_ratio:.0f} times its "
+                                f"{self.bound.compressed} compressed bytes (a decompression bomb?); refusing it")
         buffer[: len(data)] = data
         return len(data)
 
@@ -211,9 +270,9 @@ class _CappedReader(io.RawIOBase):
         super().close()
 
 
-def _capped(raw: BinaryIO, cap: int, display: str, owned: BinaryIO | None = None) -> BinaryIO:
-    return io.BufferedReader(_CappedReader(raw, cap, display, owned), CHUNK)  # type: ignore[return-value]
+def _capped(raw: BinaryIO, bound: _Bound, display: str, owned: BinaryIO | None = None) -> BinaryIO:
+    return io.BufferedReader(_CappedReader(raw, bound, display, owned), CHUNK)  # type: ignore[return-value]
 
 
-def _gunzip(compressed: BinaryIO, cap: int, display: str) -> BinaryIO:
-    return _capped(gzip.GzipFile(fileobj=compressed), cap, display, owned=compressed)  # type: ignore[arg-type]
+def _gunzip(compressed: BinaryIO, bound: _Bound, display: str) -> BinaryIO:
+    return _capped(gzip.GzipFile(fileobj=compressed), bound, display, owned=compressed)  # type: ignore[arg-type]

@@ -18,11 +18,15 @@ auto-install and auto-load off).
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 
 from ..errors import QueryError
-from .parse import NotASelect, Tree, parse, regenerate, statement_kinds
+from .parse import NotASelect, Tree, did_you_mean, parse, regenerate, statement_kinds
 
 ALLOWED_TEXT = "SELECT / WITH / VALUES / FROM / DESCRIBE / SHOW / SUMMARIZE / PIVOT / EXPLAIN"
 EXPLAIN = re.compile(r"^\s*explain\s+(analyze\s+)?", re.I)
@@ -30,8 +34,15 @@ SHOW_SPECIAL = {'"tables"': "SHOW TABLES", "__show_tables_expanded": "SHOW ALL T
 # The service's whole world is the store: table functions that only generate rows are fine.
 GENERATORS = frozenset({"range", "generate_series", "unnest"})
 REVEALING = frozenset({"current_setting", "getenv", "getvariable", "current_database", "current_schema",
-                       "current_schemas", "current_catalog"})
-REVEALING_PREFIXES = ("duckdb_", "pragma_", "which_secret")
+                       "current_schemas", "current_catalog",
+                       # DuckDB's pg_catalog macros over its catalog (pg_get_viewdef(oid) printed the
+                       # view over the store's files, absolute paths included); the pg_ prefix below
+                       # covers the rest
+                       "col_description", "obj_description", "shobj_description", "format_type",
+                       "format_pg_type", "map_to_pg_oid", "inet_server_addr", "inet_server_port"})
+REVEALING_PREFIXES = ("duckdb_", "pragma_", "which_secret", "pg_", "has_")
+# What the service may read by name: the views, and the files' own relation under them.
+STORE_RELATIONS_EXTRA = frozenset({"events_raw"})
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -48,6 +59,7 @@ class Prepared:
 def prepare_query(text: str, dialect: str = "duckdb", service: bool = False) -> Prepared:
     """The query as it will run; QueryError unless it is one read-only statement (and, for the
     service, reads only the store)."""
+    _check_text(text)
     duckdb_text = text if dialect == "duckdb" else transpile(text, dialect)
     kinds = statement_kinds(duckdb_text)
     if not kinds:
@@ -64,6 +76,15 @@ def prepare_query(text: str, dialect: str = "duckdb", service: bool = False) -> 
     if service:
         check_store_only(tree)
     return Prepared(prefix + _spell(tree), frozenset(tree.tables()), duckdb_text)
+
+
+def _check_text(text: str) -> None:
+    # A lone surrogate (JSON "\\ud800", or a non-UTF-8 byte in argv) cannot cross into DuckDB:
+    # its binding raised TypeError (a 500 from the service, "internal error" from the CLI).
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise QueryError(f"the query is not valid Unicode text (a lone surrogate at character {e.start})") from None
 
 
 def _check_kind(kind: str, statement: str) -> None:
@@ -120,18 +141,40 @@ def _spell(tree: Tree) -> str:
 def check_store_only(tree: Tree) -> None:
     """The service's rule: the store's relations and the query's own CTEs, nothing else.
 
-    A plain name the store lacks goes on to the engine, which says it does not exist (with a
-    did-you-mean, as for the CLI): DuckDB only reads a file for a name with a path or a file
-    extension, and the service's engine has external access off besides."""
-    for table in tree.qualified_tables():
+    Every name is checked where it stands: a name is a CTE only inside that CTE's scope (parse.py,
+    Tree.references). Any other name must be one of the store's: DuckDB resolves plain names it
+    holds itself (pg_settings, duckdb_databases, sqlite_master, pg_views ...), and those printed
+    the server's paths, so an unknown name is refused here rather than left to the engine."""
+    store = _store_relations()
+    for table, scope in tree.references():
+        if table.get("type") == "SHOW_REF" and (table.get("show_type") == "SHOW_SPECIAL" or not table.get("table_name")):
+            continue  # SHOW TABLES (the store's views), or DESCRIBE / SUMMARIZE of a query checked on its own
         name = table["table_name"]
         if table.get("schema_name") or table.get("catalog_name") or not IDENTIFIER.match(name):
             raise QueryError(f"reading {name!r} refused: the service queries the store's views only")
+        if name.lower() not in scope and name.lower() not in store:
+            raise QueryError(_unknown_relation(name))
     for function in tree.table_functions() - GENERATORS:
         raise QueryError(f"{function}() refused: the service does not read files, the network or engine state")
     for function in tree.functions():
         if function in REVEALING or function.startswith(REVEALING_PREFIXES):
             raise QueryError(f"{function}() refused: the service does not reveal engine settings or paths")
+
+
+@cache
+def _store_relations() -> frozenset[str]:
+    from .registry import view_names
+
+    return frozenset(view_names()) | STORE_RELATIONS_EXTRA
+
+
+def _unknown_relation(name: str) -> str:
+    """The engine's own words for a name it does not hold, so every door says the same thing."""
+    from ..schema import COLUMN_NAMES
+    from .registry import view_names
+
+    message = f"Catalog Error: Table with name {name} does not exist!"
+    return message + did_you_mean(message, view_names() + list(COLUMN_NAMES))
 
 
 def transpile(text: str, dialect: str) -> str:
@@ -143,13 +186,32 @@ def transpile(text: str, dialect: str) -> str:
     except ValueError:
         raise QueryError(f"unknown dialect {dialect!r}; tracewh reads {', '.join(_dialects())}") from None
     try:
-        return ";\n".join(s.sql(dialect="duckdb") for s in sqlglot.parse(text, read=read) if s is not None)
+        with _quiet(logging.getLogger("sqlglot")):
+            return ";\n".join(s.sql(dialect="duckdb") for s in sqlglot.parse(text, read=read) if s is not None)
     except sqlglot.errors.ParseError as e:
         first = e.errors[0] if e.errors else {}
         where = f"line {first.get('line')}, column {first.get('col')}, near {first.get('highlight')!r}: " if first else ""
         raise QueryError(f"could not read the query as {dialect} SQL: {where}{first.get('description', e)}") from None
     except (sqlglot.errors.SqlglotError, RecursionError) as e:
         raise QueryError(f"could not read the query as {dialect} SQL: {str(e).splitlines()[0][:200]}") from None
+
+
+@contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """sqlglot logs a warning when it falls back to passing text through unparsed ("Falling back to
+    parsing as a 'Command'"): on the CLI's stderr that made a refusal two lines. DuckDB's parser
+    decides what such text is, so the warning tells the user nothing."""
+    muted = _Mute()
+    logger.addFilter(muted)
+    try:
+        yield
+    finally:
+        logger.removeFilter(muted)
+
+
+class _Mute(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
 
 
 def _dialects() -> list[str]:

@@ -101,7 +101,9 @@ def test_views_print_for_other_engines_in_dependency_order(wh, dialect):
     source = ["events_raw"] if dialect in ("duckdb", "spark") else []  # trino needs a catalog tracewh cannot name
     assert created == source + [v.name for v in load_views()]
     if dialect == "duckdb":  # what tracewh prints can be pasted into a DuckDB shell as is
-        con = tw.open(wh).con
+        import duckdb
+
+        con = duckdb.connect()  # a fresh DuckDB session, as a shell would be
         con.execute(out)
         assert con.sql("select count(*), sum(n_llm_calls) from runs").fetchall() == [(1, 6)]
     else:

@@ -58,12 +58,14 @@ def model_of(file: SourceFile, ctx: AdapterContext, shard: str) -> str:
 
 def episodes(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, Fields]]:
     """(array item number, its fields) for every episode, 1-based."""
+    n = 0
     try:
         with file.open() as stream:
             for n, record in enumerate(ijson.items(stream, "item", use_float=True), start=1):
                 if not isinstance(record, dict):
                     raise BadInputError(file.display, f"array item {n}: expected an object")
                 yield n, Fields(record, f"{file.display} (array item {n})", None)
-    except ijson.JSONError as e:
-        raise BadInputError(file.display, f"invalid JSON array: {e}") from None
+    except ijson.JSONError as e:  # the parser's message runs over several lines: its first is the point
+        problem = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BadInputError(file.display, f"array item {n + 1}: invalid JSON: {problem}") from None
     ctx.progress(file.stored_bytes)

@@ -1,0 +1,54 @@
+"""Reads of the store kept open between requests.
+
+Opening a read (a DuckDB connection, the store's view catalog attached, its settings locked)
+took 20-60 ms, more than a cheap query itself: under 50 clients, opening and closing
+connections was most of what the server did (bench/service_load.py). A read is handed to one
+request at a time and kept for the next while the store stays at its version; a new commit
+retires the older reads, so a request always sees the latest commit made before it began.
+Queries cannot change a read (the guard lets only read-only statements through, and the
+engine's configuration is locked), so what one request leaves behind is only warm caches.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..api import Warehouse
+from ..warehouse.layout import latest_version
+
+
+class Readers:
+    def __init__(self, root: Path, memory_limit: str, keep: int):
+        self.root, self.memory_limit, self.keep = root, memory_limit, keep
+        self._idle: list[Warehouse] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def reading(self) -> Iterator[Warehouse]:
+        """A sandboxed read of the store's latest version, for this request alone."""
+        version = latest_version(self.root / "events")
+        wh = self._take(version) or Warehouse(self.root, version, sandbox=True, memory_limit=self.memory_limit)
+        try:
+            yield wh
+        finally:
+            self._give_back(wh)
+
+    def _take(self, version: int | None) -> Warehouse | None:
+        with self._lock:
+            stale = [wh for wh in self._idle if wh.pinned != version]
+            self._idle = [wh for wh in self._idle if wh.pinned == version]
+            found = self._idle.pop() if self._idle else None
+        for wh in stale:
+            wh.close()
+        return found
+
+    def _give_back(self, wh: Warehouse) -> None:
+        with self._lock:
+            keep = len(self._idle) < self.keep and wh.pinned == latest_version(self.root / "events")
+            if keep:
+                self._idle.append(wh)
+        if not keep:
+            wh.close()
