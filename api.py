@@ -15,7 +15,7 @@ analytics/ turns query results into statistics, tables and figures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,19 +23,21 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import NotFoundError, UsageError
 from .paths import default_warehouse
-from .queries.engine import QueryEngine, QueryResult
-from .warehouse.store import Batch, Store
+from .queries.engine import Limits, QueryEngine, QueryResult
+from .warehouse.layout import latest_version, resolve_root
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
+    from .analytics.otlp_export import OtlpExport
     from .analytics.paper_export import TableOptions
     from .ingest.capture.recorder import Recorder
     from .ingest.pipeline import IngestReport, Listener
     from .ingest.prices import PriceRegistry
     from .ingest.quality.gate import Report
-    from .ingest.sources import Limits
+    from .ingest.sources import Limits as InputLimits
+    from .warehouse.store import Batch, Store
 
 __all__ = ["CheckResult", "QueryResult", "ViewInfo", "Warehouse", "open", "record"]
 
@@ -69,31 +71,57 @@ class Warehouse:
     """A tracewh store. `version` pins it as of a commit (time travel); `sandbox` limits queries
     to the store's own relations and files (what the HTTP service serves)."""
 
-    def __init__(self, path: str | Path | None = None, version: int | None = None, *, sandbox: bool = False):
-        self.store = Store(path if path is not None else default_warehouse())
-        self.path = self.store.root  # absolute, resolved once
+    def __init__(self, path: str | Path | None = None, version: int | None = None, *, sandbox: bool = False,
+                 memory_limit: str | None = None):
+        self.path = resolve_root(path if path is not None else default_warehouse())  # absolute, resolved once
         self.pinned = version
         self.sandbox = sandbox
+        self.memory_limit = memory_limit  # per query connection, e.g. "512MB" (the service sets one)
         self._engine: QueryEngine | None = None
+        self._store: Store | None = None
 
     def __repr__(self) -> str:
         return f"Warehouse({str(self.path)!r}, version={self.version})"
 
     @property
     def version(self) -> int | None:
-        return self.pinned if self.pinned is not None else self.store.version()
+        return self.pinned if self.pinned is not None else latest_version(self.path / "events")
 
     def as_of(self, version: int) -> Warehouse:
-        return Warehouse(self.path, version, sandbox=self.sandbox)
+        return Warehouse(self.path, version, sandbox=self.sandbox, memory_limit=self.memory_limit)
+
+    @property
+    def store(self) -> Store:
+        """The storage layer (loaded on first use: the Delta library costs import time a query need not pay)."""
+        if self._store is None:
+            from .warehouse.store import Store
+
+            self._store = Store(self.path)
+        return self._store
 
     # -- reading ---------------------------------------------------------------
 
     @property
     def engine(self) -> QueryEngine:
+        """The query engine over this version, its views from the version's compiled catalog."""
         if self._engine is None:
-            self._engine = QueryEngine(self.store.files(self.pinned),
-                                       sandbox=self.store.table_path if self.sandbox else None)
+            self._engine = self._open_engine()
         return self._engine
+
+    def _open_engine(self) -> QueryEngine:
+        version = self.version
+        options = {"sandbox": self.path / "events" if self.sandbox else None, "memory_limit": self.memory_limit}
+        if version is None:
+            return QueryEngine([], **options)
+        from .queries.catalog import CatalogUnavailable, ensure_catalog
+        from .warehouse.permissions import store_umask
+
+        try:
+            with store_umask():
+                catalog = ensure_catalog(self.path, version, lambda: self.store.files(version))
+        except CatalogUnavailable:  # read-only media, a path DuckDB cannot open: views made in memory instead
+            return QueryEngine(self.store.files(version), **options)
+        return QueryEngine(catalog=catalog, **options)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -107,38 +135,35 @@ class Warehouse:
         return self.engine.relation(query, params)
 
     def query(self, text: str, *, dialect: str = "duckdb", as_of: int | None = None, limit: int | None = None,
-              timeout_s: float | None = None) -> QueryResult:
+              timeout_s: float | None = None, max_bytes: int | None = None, arrow: bool = True) -> QueryResult:
         """A read-only query, as every door runs it: checked by the guard, transpiled from
-        `dialect`, views created as needed, at most `limit` rows, stopped after `timeout_s`."""
+        `dialect`, at most `limit` rows and `max_bytes` bytes, stopped after `timeout_s`.
+        `arrow=False` fetches Python tuples instead of an Arrow table (what a terminal needs)."""
         from .queries.guard import prepare_query
 
-        prepared = prepare_query(text, dialect, service=self.sandbox)
         if as_of is not None and as_of != self.pinned:
             with self._pinned(as_of) as then:
-                return then.query(text, dialect=dialect, limit=limit, timeout_s=timeout_s)
-        return self.engine.execute(prepared.sql, limit=limit, timeout_s=timeout_s, tables=prepared.tables)
+                return then.query(text, dialect=dialect, limit=limit, timeout_s=timeout_s, max_bytes=max_bytes,
+                                  arrow=arrow)
+        from .queries.parse import parsing_with
+
+        with parsing_with(self.engine.con):
+            prepared = prepare_query(text, dialect, service=self.sandbox)
+        return self.engine.execute(prepared.sql, None, Limits(limit, timeout_s, max_bytes, arrow, prepared.tables))
 
     def views(self) -> list[ViewInfo]:
-        """Every view's description and columns, bound on a scratch engine (nothing is computed,
-        not even the building blocks a query connection materializes)."""
-        from .queries.engine import ViewCreator
-        from .queries.registry import load_views
+        """Every view's description and columns (bound, never run)."""
+        from .queries.registry import view_headers
 
-        scratch = QueryEngine(self.store.files(self.pinned))
-        try:
-            ViewCreator(scratch.con, materialize=False).for_query(_every_view())
-            bound = {v.name: scratch.con.sql(f"from {v.name}") for v in load_views()}  # bound, never run
-            return [ViewInfo(v.name, v.description, list(zip(bound[v.name].columns, map(str, bound[v.name].types))),
-                             v.group) for v in load_views()]
-        finally:
-            scratch.close()
+        columns = self.engine.view_columns()
+        return [ViewInfo(v.name, v.description, columns[v.name], v.group) for v in view_headers()]
 
     def view(self, name: str, filters: dict[str, str] | None = None, *, limit: int | None = 100, offset: int = 0,
-             timeout_s: float | None = None) -> QueryResult:
+             timeout_s: float | None = None, max_bytes: int | None = None) -> QueryResult:
         """Rows of one view, filtered by column = value (bound, never spliced), in a stable order."""
-        from .queries.registry import load_views
+        from .queries.registry import view_names
 
-        if name not in {v.name for v in load_views()}:
+        if name not in view_names():
             raise NotFoundError(f"no view named {name!r}; `tracewh views` (GET /views) lists them")
         filters = filters or {}
         columns = self.engine.relation(f"select * from {name} limit 0").columns
@@ -147,15 +172,32 @@ class Warehouse:
         where = " and ".join(f'CAST("{c}" AS VARCHAR) = ${i}' for i, c in enumerate(filters, start=1))
         query = (f"select * from {name}" + (f" where {where}" if where else "")  # order by all: stable pages
                  + f" order by all limit ${len(filters) + 1} offset ${len(filters) + 2}")
-        return self.engine.execute(query, [*filters.values(), _one_more(limit), offset], limit=limit,
-                                   timeout_s=timeout_s)
+        return self.engine.execute(query, [*filters.values(), _one_more(limit), offset],
+                                   Limits(limit, timeout_s, max_bytes, tables=[name]))
 
-    def runs(self, *, limit: int | None = 100, offset: int = 0, timeout_s: float | None = None) -> QueryResult:
-        return self.engine.execute("select * from runs order by run_id limit $1 offset $2", [_one_more(limit), offset],
-                                   limit=limit, timeout_s=timeout_s)
+    def runs(self, filters: dict[str, str] | None = None, *, attrs: dict[str, str] | None = None,
+             order_by: str = "run_id", descending: bool = False, limit: int | None = 100, offset: int = 0,
+             timeout_s: float | None = None) -> QueryResult:
+        """Runs with their totals and headline score, filtered by column = value and attribute =
+        value (bound, never spliced), ordered by one of their columns (checked by name), then run_id."""
+        filters, attrs = filters or {}, attrs or {}
+        columns = self.engine.relation("select * from runs limit 0").columns
+        if unknown := sorted({*filters, order_by} - set(columns)):
+            raise UsageError(f"unknown column(s) {unknown}; runs has {columns}")
+        where, params = _run_conditions(filters, attrs)
+        query = (f"select * from runs{where} order by \"{order_by}\" {'desc' if descending else 'asc'} nulls last, "
+                 f"run_id limit ${len(params) + 1} offset ${len(params) + 2}")
+        return self.engine.execute(query, [*params, _one_more(limit), offset], Limits(limit, timeout_s, tables=["runs"]))
+
+    def tasks(self, run_id: str, *, limit: int | None = 100, offset: int = 0,
+              timeout_s: float | None = None) -> QueryResult:
+        """A run's tasks in the order they began: totals, time span and final score (view `tasks`)."""
+        return self.engine.execute("select * from tasks where run_id = $1 order by first_seq, task_id limit $2 offset $3",
+                                   [run_id, _one_more(limit), offset], Limits(limit, timeout_s, tables=["tasks"]))
 
     def run(self, run_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
-        rows = self.engine.execute("select * from runs where run_id = $1", [run_id], timeout_s=timeout_s).table
+        rows = self.engine.execute("select * from runs where run_id = $1", [run_id],
+                                   Limits(seconds=timeout_s, tables=["runs"])).table
         if not rows.num_rows:
             raise NotFoundError(f"no run {run_id!r}")
         return rows.to_pylist()[0]
@@ -163,13 +205,22 @@ class Warehouse:
     def trace(self, run_id: str, task_id: str, *, limit: int | None = None,
               timeout_s: float | None = None) -> list[dict[str, Any]]:
         """A task's events as a span tree: delegations hold the calls made for them."""
-        from .analytics.traces import span_tree
+        from .analytics.traces import SPAN_FIELDS, span_tree
 
-        events = self.engine.execute("select * from events where run_id = $1 and task_id = $2 order by seq",
-                                     [run_id, task_id], limit=limit, timeout_s=timeout_s).table
+        columns = ", ".join((*SPAN_FIELDS, "payload"))  # what span_tree reads: half the columns, half the conversion
+        events = self.engine.execute(f"select {columns} from events where run_id = $1 and task_id = $2 order by seq",
+                                     [run_id, task_id], Limits(limit, timeout_s, tables=["events"])).table
         if not events.num_rows:
             raise NotFoundError(f"no events for task {task_id!r} of run {run_id!r}")
         return span_tree(events.to_pylist())
+
+    def event(self, run_id: str, event_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
+        """One event of a run, every column (the payload as JSON text)."""
+        rows = self.engine.execute("select * from events where run_id = $1 and event_id = $2", [run_id, event_id],
+                                   Limits(seconds=timeout_s, tables=["events"])).table
+        if not rows.num_rows:
+            raise NotFoundError(f"no event {event_id!r} in run {run_id!r}")
+        return rows.to_pylist()[0]
 
     def log(self) -> list[Batch]:
         """Committed batches, oldest first."""
@@ -191,15 +242,15 @@ class Warehouse:
     # -- writing ---------------------------------------------------------------
 
     def ingest(self, paths: Iterable[str | Path], attrs: dict[str, str] | None = None, check: bool = True,
-               progress: Listener | None = None, *, quarantine: bool = False, limits: Limits | None = None,
+               progress: Listener | None = None, *, quarantine: bool = False, limits: InputLimits | None = None,
                prices: PriceRegistry | None = None) -> IngestReport:
         """Ingest archives, folders and files; each commits atomically, a repeat adds nothing."""
         from .ingest.pipeline import ingest
-        from .ingest.sources import Limits
+        from .ingest.sources import Limits as InputLimits
 
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to ingest")
-        report = ingest(self.store, [Path(p) for p in paths], attrs, limits=limits or Limits(), listener=progress,
+        report = ingest(self.store, [Path(p) for p in paths], attrs, limits=limits or InputLimits(), listener=progress,
                         prices=prices, check=check, quarantine=quarantine)
         self.close()  # the next query sees the new commit
         return report
@@ -207,6 +258,28 @@ class Warehouse:
     def doctor(self) -> dict[str, list[str]]:
         """Remove what interrupted writers left behind; returns what was removed, by kind."""
         return self.store.doctor()
+
+    def ingest_otlp(self, requests: Sequence[bytes], *, prices: PriceRegistry | None = None) -> IngestReport:
+        """Serialized OTLP ExportTraceServiceRequests (protobuf) as one atomic batch, through the OTLP
+        adapter, the gate and the commit: what the OTLP/HTTP receiver commits for each group of
+        requests. Spans already stored add nothing (event ids derive from trace and span ids)."""
+        from .ingest.adapters.otel.records import frame
+        from .ingest.pipeline import ingest_memory
+
+        if self.pinned is not None:
+            raise UsageError("this Warehouse is pinned to a past version; open the latest to ingest")
+        report = ingest_memory(self.store, "POST /v1/traces", "otlp-http.binpb", frame(requests), prices=prices)
+        self.close()  # the next query sees the new commit
+        return report
+
+    def optimize(self) -> dict[str, int | None]:
+        """Compact small data files (as many small commits leave them) into few large ones, in one
+        commit. Query results do not change, and nothing is vacuumed: every past version still reads."""
+        if self.pinned is not None:
+            raise UsageError("this Warehouse is pinned to a past version; open the latest to optimize")
+        result = self.store.optimize()
+        self.close()
+        return result
 
     # -- out: tables, events, figures, statistics --------------------------------
 
@@ -237,6 +310,19 @@ class Warehouse:
 
         reader = self.engine.reader(EXPORT_QUERY.format(columns=", ".join(COLUMN_NAMES)), [run_ids])
         return write_native(reader, None if str(out) == "-" else Path(out), self.version)
+
+    def export_otlp(self, out: Path | str | None = None, *, run_ids: list[str] | None = None,
+                    benchmarks: list[str] | None = None, models: list[str] | None = None,
+                    endpoint: str | None = None, headers: dict[str, str] | None = None) -> OtlpExport:
+        """Runs as OpenTelemetry traces: OTLP/JSON lines to `out` ('-' = stdout) and/or POSTed to an
+        OTLP/HTTP `endpoint` (with `headers`). Filters: runs, benchmarks, and runs with an event of
+        one of `models`; none = every run."""
+        from .analytics.otlp_export import export_otlp
+
+        if out is None and endpoint is None:
+            raise UsageError("give an output file ('-' for stdout) or an OTLP/HTTP endpoint, or both")
+        return export_otlp(self, None if out is None else Path(out), run_ids=run_ids, benchmarks=benchmarks,
+                           models=models, endpoint=endpoint, headers=headers)
 
     def plot(self, kind: str, out: Path, where: str | None = None) -> Path:
         """A figure from a view (rs-curves, critical-curves, pareto, vendor-flow, role-accuracy)."""
@@ -272,7 +358,7 @@ class Warehouse:
         from .queries.dialects import view_script
         from .version import __version__
 
-        return view_script(dialect, location or str(self.store.table_path), __version__)
+        return view_script(dialect, location or str(self.path / "events"), __version__)
 
     def close(self) -> None:
         if self._engine is not None:
@@ -293,10 +379,18 @@ def _one_more(limit: int | None) -> int | None:
     return None if limit is None else limit + 1
 
 
-def _every_view() -> str:
-    from .queries.registry import load_views
-
-    return " ".join(f"select * from {v.name};" for v in load_views())
+def _run_conditions(filters: dict[str, str], attrs: dict[str, str]) -> tuple[str, list[str]]:
+    """A WHERE clause for `runs` and its parameters: column names were checked by the caller;
+    values and attribute keys are bound (a key is matched exactly, never read as a JSON path)."""
+    conditions, params = [], []
+    for column, value in filters.items():
+        params.append(value)
+        conditions.append(f'CAST("{column}" AS VARCHAR) = ${len(params)}')
+    for key, value in attrs.items():
+        params += [key, value]
+        conditions.append(f"exists (select 1 from json_each(attrs) where key = ${len(params) - 1} "
+                          f"and value ->> '$' = ${len(params)})")
+    return (" where " + " and ".join(conditions) if conditions else ""), params
 
 
 def open(path: str | Path | None = None, version: int | None = None) -> Warehouse:  # noqa: A001

@@ -28,20 +28,18 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 import tracewh
 
 sys.path.insert(0, str(Path(__file__).parent))
 from alternatives import METRICS, duckdb_raw, load_sqlite  # noqa: E402
 from generate import GENERATORS  # noqa: E402
+from reference import data_files, reference_ingest  # noqa: E402
 
 HEADLINE_VIEWS = ("d52_rs_at_k", "d52_critical", "ecb_table1", "dcb_quality", "dcb_fidelity", "dcb_self_preference",
                   "dcb_ceiling")
@@ -49,11 +47,6 @@ ADAPTER_BENCHMARKS = ("delegate52", "decisionbench", "entcollabbench")  # ingest
 
 
 # ------------------------------------------------------------------------- helpers
-def data_files(paths: list[Path]) -> Iterator[Path]:
-    for path in paths:
-        yield from (sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
-
-
 def raw_bytes(paths: list[Path]) -> int:
     return sum(p.stat().st_size for p in data_files(paths))
 
@@ -107,45 +100,6 @@ def timings(fn: Callable[[], Any], runs: int) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------- ingest
-def reference_ingest(paths: list[Path], out: Path) -> tuple[float, int]:
-    """The physical reference: every record parsed (orjson) and written as zstd Parquet (pyarrow)."""
-    schema = pa.schema([("file", pa.string()), ("line", pa.int64()), ("record", pa.string())])
-    started, records = time.perf_counter(), 0
-    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-        files, lines, texts = [], [], []
-        for name, number, record in _records(paths):
-            files.append(name), lines.append(number), texts.append(record)
-            if len(texts) >= 64_000:
-                writer.write_table(pa.table([files, lines, texts], schema=schema))
-                records += len(texts)
-                files, lines, texts = [], [], []
-        writer.write_table(pa.table([files, lines, texts], schema=schema))
-        records += len(texts)
-    return time.perf_counter() - started, records
-
-
-def _records(paths: list[Path]) -> Iterator[tuple[str, int, str]]:
-    for path in data_files(paths):
-        if path.suffix == ".zip":
-            with zipfile.ZipFile(path) as z:
-                for info in z.infolist():
-                    with z.open(info) as f:
-                        yield from _parse(info.filename, f)
-        else:
-            with open(path, "rb") as f:
-                yield from _parse(str(path), f)
-
-
-def _parse(name: str, stream: Any) -> Iterator[tuple[str, int, str]]:
-    if name.endswith(".jsonl"):
-        for number, line in enumerate(stream, 1):
-            yield name, number, orjson.dumps(orjson.loads(line)).decode()
-    elif name.endswith(".json"):
-        yield name, 1, orjson.dumps(orjson.loads(stream.read())).decode()
-    else:
-        yield name, 1, stream.read().decode(errors="replace")
-
-
 def measure_ingest(label: str, paths: list[Path], warehouse: Path, work: Path, attrs: list[str] = ()) -> dict[str, Any]:
     before = _events(warehouse)
     wall, rss = run_measured([sys.executable, "-m", "tracewh", "ingest", *map(str, paths), "-w", str(warehouse), *attrs])

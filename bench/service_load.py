@@ -23,21 +23,21 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serving import serve  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "service_load.json"
 CHEAP_P99_S = 1.0
@@ -85,28 +85,6 @@ def demo_store(folder: Path) -> Path:
 
     wh, _ = build_demo(folder / "demo")
     return wh.path
-
-
-@contextmanager
-def serve(store: Path) -> Iterator[str]:
-    """`tracewh serve` with its default limits, on a free loopback port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "tracewh", "serve", "--port", str(port), "-w", str(store)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
 
 def warm(base: str) -> None:

@@ -22,23 +22,21 @@ import os
 import platform
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
 
 import tracewh
 from tracewh.schema.native import dumps_event, header
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serving import serve  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "web.json"
 TARGET_S = 1.0
@@ -138,32 +136,6 @@ def write_big_run(path: Path, n_events: int) -> Path:
 
 
 # ------------------------------------------------------------------------- serving
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serve(warehouse: Path) -> Iterator[str]:
-    """`tracewh serve` on a free loopback port."""
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "tracewh", "serve", "--port", str(port), "-w", str(warehouse)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
 # ------------------------------------------------------------------------- measuring
 def open_seconds(page: Any, address: str, ready: str) -> float:
     """From the navigation's start to `ready` being visible (the page's own clock)."""

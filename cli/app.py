@@ -17,7 +17,7 @@ import typer
 from ..paths import default_home
 from ..version import __version__
 from .errors import run_app
-from .output import Format, err, print_table, render
+from .output import Format, err, print_table
 
 if TYPE_CHECKING:
     from ..api import Warehouse
@@ -48,12 +48,12 @@ def _open(warehouse: Path | None, version: int | None = None) -> Warehouse:
     return Warehouse(warehouse, version)
 
 
-def _parse_attrs(pairs: list[str]) -> dict[str, str]:
+def _parse_attrs(pairs: list[str], option: str = "--attr") -> dict[str, str]:
     attrs = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--attr")
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint=option)
         attrs[key.strip()] = value
     return attrs
 
@@ -63,7 +63,7 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Zip archives, directories, .jsonl or .jsonl.gz files.", show_default=False)],
     attr: Annotated[list[str], typer.Option("--attr", "-a", help="Run attribute a format lacks, key=value (repeatable), e.g. model=gpt-5.4.")] = [],  # noqa: B006
     warehouse: WarehouseOpt = None,
-    max_line_mb: Annotated[int, typer.Option(help="Refuse records larger than this.")] = 256,
+    max_line_mb: Annotated[int, typer.Option(help="Refuse records larger than this (MB). Ingest holds a 32 MB record within 1.1 GB of memory; larger ones need more.")] = 32,
     max_file_gb: Annotated[int, typer.Option(help="Refuse files that decompress to more than this.")] = 16,
     prices: Annotated[Optional[Path], typer.Option(help="Model price file (JSON) for logs without costs. "
                                                    "Default: $TRACEWH_HOME/prices.json if present, else built-in prices.",
@@ -98,7 +98,7 @@ def sql(
 ) -> None:
     """Run a read-only SQL query and print the result."""
     text = sys.stdin.read() if query == "-" else query
-    print_table(_open(warehouse).query(text, dialect=dialect, as_of=as_of).table, format)
+    print_table(_open(warehouse).query(text, dialect=dialect, as_of=as_of, arrow=False), format)
 
 
 @app.command()
@@ -148,6 +148,31 @@ def export_events(
     """Write events in the native tracewh-events/1 format (ingestable again)."""
     n = _open(warehouse, as_of).export_events(out, run_ids=run or None)
     err.print(f"wrote {n} events to {out}")
+
+
+@app.command("export-otlp")
+def export_otlp(
+    out: Annotated[Optional[Path], typer.Argument(help="Output file of OTLP/JSON lines (one ExportTraceServiceRequest "
+                                                  "a line); '-' for stdout. May be left out with --endpoint.",
+                                                  show_default=False)] = None,
+    run: Annotated[list[str], typer.Option("--run", help="Only this run (repeatable).")] = [],  # noqa: B006
+    benchmark: Annotated[list[str], typer.Option("--benchmark", help="Only runs of this benchmark (repeatable).")] = [],  # noqa: B006
+    model: Annotated[list[str], typer.Option("--model", help="Only runs where this model acted (repeatable).")] = [],  # noqa: B006
+    endpoint: Annotated[Optional[str], typer.Option(help="POST the traces to this OTLP/HTTP URL, path included: a "
+                                                    "Collector or Jaeger at http://localhost:4318/v1/traces, Phoenix at "
+                                                    "http://localhost:6006/v1/traces, another tracewh serve.",
+                                                    show_default=False)] = None,
+    header: Annotated[list[str], typer.Option("--header", help="HTTP header for --endpoint, key=value (repeatable), "
+                                              "e.g. 'Authorization=Bearer TOKEN'.")] = [],  # noqa: B006
+    as_of: AsOfOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write runs as OpenTelemetry traces (GenAI conventions; delegation trees kept) and/or send them to an OTLP endpoint."""
+    summary = _open(warehouse, as_of).export_otlp(out, run_ids=run or None, benchmarks=benchmark or None,
+                                                  models=model or None, endpoint=endpoint,
+                                                  headers=_parse_attrs(header, "--header"))
+    where = " and ".join([*([str(out)] if out is not None else []), *([endpoint] if endpoint else [])])
+    err.print(f"{summary.spans} spans of {summary.runs} runs in {summary.requests} requests to {where}", highlight=False)
 
 
 stats_app = typer.Typer(help="DecisionBench statistics with paired bootstrap CIs (basic interval, fixed seed).",
@@ -258,6 +283,18 @@ def quarantine_list(warehouse: WarehouseOpt = None, format: FormatOpt = Format.t
 
 
 @app.command()
+def optimize(warehouse: WarehouseOpt = None) -> None:
+    """Compact the small files many small commits leave (OTLP ingest) into large ones, in one commit.
+
+    Query results do not change and every past version stays readable: nothing is vacuumed, so
+    the replaced files stay on disk. Read the store through its Delta log (tracewh, deltalake,
+    pl.scan_delta), not a glob of its Parquet files, which would see both."""
+    result = _open(warehouse).optimize()
+    err.print(f"data files: {result['files_before']} -> {result['files_after']} (store version {result['version']})",
+              highlight=False)
+
+
+@app.command()
 def doctor(warehouse: WarehouseOpt = None) -> None:
     """Find and remove what interrupted ingests left behind (uncommitted files, staging folders)."""
     for what, paths in _open(warehouse).doctor().items():
@@ -272,21 +309,27 @@ def serve(
     port: Annotated[int, typer.Option(help="Port.")] = 8787,
     warehouse: WarehouseOpt = None,
     token_env: Annotated[str, typer.Option(help="Environment variable holding the bearer token that POST /ingest "
-                                           "requires (ingest is off without one).")] = "TRACEWH_SERVICE_TOKEN",
+                                           "and POST /v1/traces (OTLP) require (both are off without one).")] = "TRACEWH_SERVICE_TOKEN",
     row_cap: Annotated[int, typer.Option(help="Most rows a query returns.")] = 10_000,
     query_seconds: Annotated[float, typer.Option(help="Time limit per query.")] = 10.0,
     max_upload_mb: Annotated[int, typer.Option(help="Largest upload accepted by POST /ingest.")] = 512,
+    max_response_mb: Annotated[int, typer.Option(help="Largest query answer; rows past it are cut (truncated: true).")] = 64,
+    allow_host: Annotated[list[str], typer.Option("--allow-host", help="Another name clients may reach the server by "
+                                                  "(Host header; repeatable). Loopback names and --host are always "
+                                                  "allowed.")] = [],  # noqa: B006
+    header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
+    max_connections: Annotated[int, typer.Option(help="Open connections at most; more get 503.")] = 1000,
 ) -> None:
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os
 
-    import uvicorn
-
     from ..service.app import ServiceConfig, create_app
+    from ..service.server import run
 
+    hosts = tuple(dict.fromkeys([*ServiceConfig.allowed_hosts_default(), host, *allow_host]))
     config = ServiceConfig(_open(warehouse).path, os.environ.get(token_env) or None, row_cap, query_seconds,
-                           max_upload_mb << 20)
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info")
+                           max_upload_mb << 20, max_response_mb << 20, allowed_hosts=hosts)
+    run(create_app(config), host, port, header_timeout, max_connections)
 
 
 @app.command()
@@ -317,7 +360,7 @@ def demo(
     console.print(report_table(report))
     for title, query in headline_queries():
         console.print(f"\n[bold]{title}[/bold]")
-        print_table(wh.query(query).table, Format.table)
+        print_table(wh.query(query, arrow=False), Format.table)
     console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s.\n"
                   f"Try: tracewh sql -w {wh.path} \"select * from runs\"", highlight=False)
 

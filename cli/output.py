@@ -1,5 +1,8 @@
 """Rendering for the terminal and for files: tables (table, csv, json, markdown), the check
-report, the quarantine summary. Nothing here reads the store."""
+report, the quarantine summary. Nothing here reads the store.
+
+Results arrive as column names and Python rows (analytics/text.py renders them).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analytics import text
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..api import CheckResult
-
 
 class Format(str, enum.Enum):
     table = "table"
@@ -28,48 +32,38 @@ class _Stderr:
     _console = None
 
     def print(self, *args: Any, **kwargs: Any) -> None:
-        if self._console is None:
-            from rich.console import Console
-
-            _Stderr._console = Console(stderr=True)
-        self._console.print(*args, **kwargs)
+        self.console.print(*args, **kwargs)
 
     @property
     def console(self):  # noqa: ANN201 - rich.console.Console, imported lazily
-        self.print(end="")
-        return self._console
+        if _Stderr._console is None:
+            from rich.console import Console
+
+            _Stderr._console = Console(stderr=True)
+        return _Stderr._console
 
 
 err = _Stderr()
 
 
-def as_arrow(data: Any) -> pa.Table:
-    """An Arrow table from a table, a DuckDB relation or a list of row dicts."""
-    import pyarrow as pa
-
+def columns_and_rows(data: Any) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of a QueryResult, a DuckDB relation, an Arrow table or a list of dicts."""
     if isinstance(data, list):
-        return pa.Table.from_pylist(data)
-    return data.to_arrow_table() if hasattr(data, "to_arrow_table") else data
+        columns = list(data[0]) if data else []
+        return columns, [tuple(row[c] for c in columns) for row in data]
+    if hasattr(data, "tuples"):  # QueryResult
+        return data.columns, data.tuples()
+    if hasattr(data, "fetchall"):  # DuckDB relation
+        return data.columns, data.fetchall()
+    return data.column_names, list(zip(*(c.to_pylist() for c in data.columns)))
 
 
-def render(table: pa.Table, fmt: Format) -> str:
-    import polars as pl
-
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    if fmt is Format.csv:
-        return frame.write_csv()
-    if fmt is Format.json:
-        return frame.write_ndjson()
-    style = "MARKDOWN" if fmt is Format.markdown else "UTF8_FULL_CONDENSED"
-    with pl.Config(tbl_formatting=style, tbl_hide_column_data_types=True,
-                   tbl_hide_dataframe_shape=True, tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200,
-                   fmt_str_lengths=80, float_precision=None):
-        return str(frame) + "\n"
+def render(columns: list[str], rows: list[tuple], fmt: Format) -> str:
+    return text.render(columns, rows, fmt.value)
 
 
 def print_table(data: Any, fmt: Format) -> None:
-    sys.stdout.write(render(as_arrow(data), fmt))
+    sys.stdout.write(render(*columns_and_rows(data), fmt))
 
 
 def write_table(table: pa.Table, out: Path) -> None:
@@ -79,15 +73,13 @@ def write_table(table: pa.Table, out: Path) -> None:
 
         pq.write_table(table, out)
     else:
-        out.write_text(render(table, Format.json))
+        out.write_text(render(*columns_and_rows(table), Format.json))
 
 
-def quarantine_summary(held: pa.Table) -> pa.Table:
+def quarantine_summary(held: pa.Table) -> list[dict[str, Any]]:
     """One line per held event: when, where from, why."""
-    import pyarrow as pa
-
-    reasons = pa.array([" | ".join(r or []) for r in held["reasons"].to_pylist()], pa.string())
-    return held.select(["quarantined_at", "run_id", "kind", "source", "event_id"]).append_column("reasons", reasons)
+    return [{"quarantined_at": r["quarantined_at"], "run_id": r["run_id"], "kind": r["kind"], "source": r["source"],
+             "event_id": r["event_id"], "reasons": " | ".join(r["reasons"] or [])} for r in held.to_pylist()]
 
 
 def print_check(result: CheckResult, fmt: Format) -> None:

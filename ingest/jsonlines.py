@@ -52,17 +52,42 @@ def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_pr
             reported += step
             progress(step)
             if not line.strip():
+                line_no += _skip_blank_lines(stream)
                 continue
             if torn_tail_ok and not line.endswith(b"\n"):
                 try:
                     record = parse_record(line, file, line_no)
                 except BadInputError:
-                    warnings.warn(f"{file.display}, line {line_no}: interrupted write, skipped", RuntimeWarning, stacklevel=2)
+                    torn_tail_skipped(file, line_no)
                     continue
                 yield line_no, record
             else:
                 yield line_no, parse_record(line, file, line_no)
     progress(file.stored_bytes - reported)
+
+
+BLANK = b" \t\r\n"
+
+
+def _skip_blank_lines(stream: Any) -> int:
+    """Consume the blank lines that follow, a buffer at a time; how many. A line at a time, a
+    compressed stream of newlines within its ratio cap (100 MB from a 500 KB .jsonl.gz) cost
+    minutes of CPU. Whitespace after the last newline of a run stays: it starts the next line."""
+    peek = getattr(stream, "peek", None)
+    skipped = 0
+    while peek is not None:
+        ahead = peek(1 << 16)
+        run = ahead[: len(ahead) - len(ahead.lstrip(BLANK))]
+        end = run.rfind(b"\n") + 1
+        if end == 0:
+            break
+        stream.read(end)
+        skipped += run.count(b"\n", 0, end)
+    return skipped
+
+
+def torn_tail_skipped(file: SourceFile, line_no: int) -> None:
+    warnings.warn(f"{file.display}, line {line_no}: interrupted write, skipped", RuntimeWarning, stacklevel=3)
 
 
 def read_json_file(file: SourceFile, limit: int) -> Any:

@@ -7,27 +7,34 @@ stream. A bad record aborts the whole source before anything is committed.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake.exceptions import DeltaError
 
 from ..version import __version__
-from ..schema import ARROW_SCHEMA, event_id
-from ..errors import QualityError, StoreError
+from ..schema import ARROW_SCHEMA, COLUMNS, SCHEMA_VERSION, event_id
+from ..errors import BadInputError, QualityError, StoreError
+from ..warehouse.batchdb import batch_connection
 from ..warehouse.store import CommitResult, Held, Store
 from .context import AdapterContext
-from .adapters import ADAPTERS, Adapter, Group, unrecognised
+from .adapters import ADAPTERS, Adapter, EventBatch, Group, unrecognised
 from .prices import PriceRegistry
-from .rows import ColumnBuffer, Where, convert
-from .sources import Limits, Source, SourceFile, expand
+from .bulk import Irregular, check_envelope, convert_batch
+from .rows import Where, convert
+from .sources import Limits, Source, SourceFile, expand, memory_source
 
 ROWS_PER_GROUP = 64_000
 RUN_LEVEL_COLUMNS = ("model",)  # `--attr model=X` fills these where a source left them empty
@@ -91,6 +98,14 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
     return report
 
 
+def ingest_memory(store: Store, label: str, name: str, data: bytes, *, prices: PriceRegistry | None = None,
+                  check: bool = True) -> IngestReport:
+    """Bytes a process holds (the OTLP receiver's requests, framed) as one batch named `name`:
+    the same adapters, gate and atomic commit as a file on disk."""
+    ctx = AdapterContext(attrs={}, prices=prices or PriceRegistry.load(), check=check)
+    return IngestReport([ingest_source(store, memory_source(label, name, data), ctx)])
+
+
 def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
     try:
         return _ingest_source(store, source, ctx)
@@ -108,26 +123,57 @@ def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceR
     batch_id = "b" + key[:24]  # the batch key: same content with new --attr values is another batch
     with store.staging() as staged:
         writer = StagingWriter(staged, source.digest, batch_id, attrs)
-        adapters, claimed = _stage_source(writer, source, ctx)
-        writer.add_run_attrs()
-        writer.close()
+        with cycle_collection_paused():
+            adapters, claimed = _stage_source(writer, source, ctx)
+            writer.add_run_attrs()
+            writer.close()
         meta = {"digest": source.digest, "key": key, "batch_id": batch_id, "source": str(source.path),
                 "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
         flags: list[str] = []
-        commit = store.commit(staged, meta, _gate(staged, source, ctx, flags))
+        con = batch_connection(staged)  # one DuckDB instance for the gate and the commit's dedup
+        try:
+            commit = store.commit(staged, meta, _gate(staged, con, source, ctx, flags), con=con)
+        finally:
+            con.close()
     skipped = [f.name for f in source.others if f.name not in claimed]
     return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, skipped, flags)
 
 
-def _gate(staged: Path, source: Source, ctx: AdapterContext, flags: list[str]) -> Held | None:
+_PAUSES = 0  # stagings under way that paused Python's cycle collector
+_PAUSE_LOCK = threading.Lock()
+_WAS_ENABLED = True
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Staging holds a chunk of event dicts (and their payloads) alive at a time; with the cycle
+    collector on, its full passes over them cost 15% of staging's CPU. Events are trees, freed by
+    reference counting, so the collector is paused while any ingest stages (threads included)."""
+    global _PAUSES, _WAS_ENABLED
+    with _PAUSE_LOCK:
+        if _PAUSES == 0:
+            _WAS_ENABLED = gc.isenabled()
+            gc.disable()
+        _PAUSES += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSES -= 1
+            if _PAUSES == 0 and _WAS_ENABLED:
+                gc.enable()
+
+
+def _gate(staged: Path, con: duckdb.DuckDBPyConnection, source: Source, ctx: AdapterContext,
+          flags: list[str]) -> Held | None:
     """Run the data-quality suites on the staged batch: refuse it, or hold its failing events.
 
     Warnings (flagged, not refused) are appended to `flags`."""
     if not ctx.check:
         return None
-    from .quality.gate import check_staged
+    from .quality.compiled import check_staged
 
-    report = check_staged(staged)
+    report = check_staged(staged, con)
     flags += [f.describe() for f in report.failures if f.rule.severity == "warn"]
     if not report.failed:
         return None
@@ -163,18 +209,31 @@ def _stage_source(writer: StagingWriter, source: Source, ctx: AdapterContext) ->
 
 
 def _stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
-    for file, line, event in adapter.events(group, ctx):
-        writer.add(event, file, line)
+    try:
+        for item in adapter.events(group, ctx):
+            if isinstance(item, EventBatch):
+                writer.add_batch(item)
+            else:
+                file, line, event = item
+                writer.add(event, file, line)
+    except BadInputError:
+        # An event read before the adapter met this error may be refused first, as when every
+        # event was converted the moment it was read: the earlier error is the one reported.
+        writer.flush()
+        raise
 
 
 class StagingWriter:
-    """Fills envelope defaults, validates, and writes events to a staging Parquet file."""
+    """Fills envelope defaults, then converts and validates events a chunk at a time and writes
+    them to a staging Parquet file: whole columns at once (bulk.py), or one event at a time
+    (rows.convert) for a chunk the bulk conversion declines, which names any bad field."""
 
     def __init__(self, folder: Path, digest: str, batch_id: str, attrs: dict[str, str]):
         self.digest, self.batch_id, self.attrs = digest, batch_id, attrs
         self.defaults = {k: v for k, v in attrs.items() if k in RUN_LEVEL_COLUMNS}
         self.writer = pq.ParquetWriter(folder / "part-0.parquet", ARROW_SCHEMA, compression="zstd")
-        self.buffer = ColumnBuffer(ARROW_SCHEMA)
+        self.pending: list[dict[str, Any]] = []
+        self.where: list[Where] = []  # of each pending event, for errors
         self.runs: dict[str, str] = {}  # run_id -> benchmark, for run_attrs events
         self.rows = 0
         self._last: tuple[str, int] | None = None
@@ -183,35 +242,92 @@ class StagingWriter:
     def add(self, event: dict[str, Any], file: SourceFile, line: int) -> None:
         self._sub = self._sub + 1 if self._last == (file.name, line) else 0
         self._last = (file.name, line)
-        event.setdefault("event_id", event_id(self.digest, file.name, line, self._sub))
-        event.setdefault("batch_id", self.batch_id)
-        event.setdefault("source", f"{file.name}:{line}")
+        if "event_id" not in event:  # not setdefault: the id is a hash, computed only when needed
+            event["event_id"] = event_id(self.digest, file.name, line, self._sub)
+        if "batch_id" not in event:
+            event["batch_id"] = self.batch_id
+        if "source" not in event:
+            event["source"] = f"{file.name}:{line}"
         for column, value in self.defaults.items():
             if event.get(column) is None:
                 event[column] = value
-        row = convert(event, Where(file.display, line))
-        self.runs.setdefault(row["run_id"], row["benchmark"])
-        self._append(row)
+        self.pending.append(event)
+        self.where.append(Where(file.display, line))
+        if len(self.pending) >= ROWS_PER_GROUP:
+            self.flush()
 
     def add_run_attrs(self) -> None:
         """One run_attrs event per run seen, carrying `--attr` values."""
         if not self.attrs:
             return
+        self.flush()
         now = datetime.now(timezone.utc)  # attributes attached now; later ones win in `runs`
         for run_id, benchmark in self.runs.items():
-            event = {"event_id": event_id(self.digest, "run_attrs", run_id, json.dumps(self.attrs, sort_keys=True)),
-                     "batch_id": self.batch_id, "run_id": run_id, "benchmark": benchmark, "kind": "run_attrs",
-                     "seq": 0, "ts": now,
-                     "payload": dict(self.attrs), "source": "--attr"}
-            self._append(convert(event, Where("--attr", None)))
+            self.pending.append({
+                "event_id": event_id(self.digest, "run_attrs", run_id, json.dumps(self.attrs, sort_keys=True)),
+                "batch_id": self.batch_id, "run_id": run_id, "benchmark": benchmark, "kind": "run_attrs", "seq": 0,
+                "ts": now, "payload": dict(self.attrs), "source": "--attr"})
+            self.where.append(Where("--attr", None))
+        self.flush()
 
-    def _append(self, row: dict[str, Any]) -> None:
-        self.buffer.append(row)
-        self.rows += 1
-        if self.buffer.rows >= ROWS_PER_GROUP:
-            self.writer.write_batch(self.buffer.take())
+    def add_batch(self, batch: EventBatch) -> None:
+        """Events an adapter gives as columns (adapters/base.py): defaults filled and envelope
+        checked a column at a time; a batch the checks decline goes through add() one by one."""
+        self.flush()  # events added before come first
+        lines = batch.columns.column("line")
+        first = (batch.file.name, lines[0].as_py()) if len(lines) else None
+        try:
+            if first == self._last:  # a second event on a line: the per-event path numbers it
+                raise Irregular("line continues")
+            columns = self._filled(batch)
+        except Irregular:
+            for file, line, event in batch.per_record():
+                self.add(event, file, line)
+            return
+        self._write(columns)
+        self._last, self._sub = (batch.file.name, lines[-1].as_py()), 0
+
+    def _filled(self, batch: EventBatch) -> pa.RecordBatch:
+        """add()'s defaults and convert()'s envelope checks, for columns (one event per line)."""
+        given, name, n = batch.columns, batch.file.name, batch.columns.num_rows
+        arrays = {c.name: given.column(c.name) if c.name in given.schema.names else pa.nulls(n, c.type)
+                  for c in COLUMNS}
+        if wrong := [c.name for c in COLUMNS if arrays[c.name].type != c.type]:
+            raise TypeError(f"{batch.file.display}: the adapter gave columns {wrong} in other types than the schema's")
+        lines = given.column("line")
+        ids = arrays["event_id"]
+        if ids.null_count:
+            ids = ids.to_pylist()
+            arrays["event_id"] = pa.array([event_id(self.digest, name, line, 0) if i is None else i
+                                           for i, line in zip(ids, lines.to_pylist())], pa.string())
+        sources = pc.binary_join_element_wise(name, lines.cast(pa.string()), ":")
+        arrays["source"] = pc.coalesce(arrays["source"], sources)
+        arrays["batch_id"] = pc.coalesce(arrays["batch_id"], pa.scalar(self.batch_id))
+        for column, value in self.defaults.items():
+            arrays[column] = pc.coalesce(arrays[column], pa.scalar(value))
+        arrays["schema_version"] = pc.coalesce(arrays["schema_version"], pa.scalar(SCHEMA_VERSION, pa.int32()))
+        check_envelope(arrays)
+        return pa.RecordBatch.from_arrays(list(arrays.values()), schema=ARROW_SCHEMA)
+
+    def flush(self) -> None:
+        """Convert and write the pending events (raises the first bad event's error)."""
+        if not self.pending:
+            return
+        try:
+            batch = convert_batch(self.pending)
+        except Irregular:
+            batch = pa.RecordBatch.from_pylist([convert(e, w) for e, w in zip(self.pending, self.where)],
+                                               schema=ARROW_SCHEMA)
+        self.pending, self.where = [], []
+        self._write(batch)
+
+    def _write(self, batch: pa.RecordBatch) -> None:
+        if self.attrs:
+            for run_id, benchmark in zip(batch.column("run_id").to_pylist(), batch.column("benchmark").to_pylist()):
+                self.runs.setdefault(run_id, benchmark)
+        self.writer.write_batch(batch)
+        self.rows += batch.num_rows
 
     def close(self) -> None:
-        if self.buffer.rows:
-            self.writer.write_batch(self.buffer.take())
+        self.flush()
         self.writer.close()

@@ -20,6 +20,8 @@ from .values import BadValue, aware, checker, parse_time
 
 BENCHMARK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_ID_CHARS = 512
+ID_COLUMNS = ("event_id", "run_id", "task_id", "span_id", "parent_span_id", "trace_id")  # at most MAX_ID_CHARS
+PAYLOAD_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 class Where:
@@ -62,7 +64,7 @@ def _epoch_us(value: Any) -> int:
 def _payload(value: Any) -> str:
     # Serialised here, with sorted keys, so equal payloads are equal text (export round-trips).
     try:
-        return orjson.dumps(_OBJECT(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(_OBJECT(value), option=PAYLOAD_OPTIONS).decode()
     except TypeError as e:
         raise BadValue(f"cannot be stored as JSON: {e}") from None
 
@@ -111,26 +113,6 @@ def _check_envelope(row: dict[str, Any], where: Where) -> None:
         raise where.error(f"{row['benchmark']!r} is not a benchmark name (lowercase letters, digits, '_' and '-')", "benchmark")
     if row["schema_version"] > SCHEMA_VERSION:
         raise where.error(f"written by a newer tracewh (schema {row['schema_version']} > {SCHEMA_VERSION}); upgrade tracewh", "schema_version")
-    for name in ("event_id", "run_id", "task_id", "span_id", "parent_span_id", "trace_id"):
+    for name in ID_COLUMNS:
         if row[name] is not None and len(row[name]) > MAX_ID_CHARS:
             raise where.error(f"longer than {MAX_ID_CHARS} characters", name)
-
-
-class ColumnBuffer:
-    """Rows accumulated column by column, handed out as Arrow record batches."""
-
-    def __init__(self, schema: pa.Schema):
-        self.schema = schema
-        self.columns: dict[str, list[Any]] = {name: [] for name in schema.names}
-        self.rows = 0
-
-    def append(self, row: dict[str, Any]) -> None:
-        for name, values in self.columns.items():
-            values.append(row[name])
-        self.rows += 1
-
-    def take(self) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_pydict(self.columns, schema=self.schema)
-        self.columns = {name: [] for name in self.schema.names}
-        self.rows = 0
-        return batch

@@ -2,110 +2,215 @@
 the one place where limits apply.
 
 `QueryEngine.execute` is what every door runs a query through (the CLI, the Python API's
-`query()`, the HTTP service): views are created as the query needs them, the time limit
-covers view creation, the query and fetching, the row cap is applied while fetching (the
-query text is never wrapped), and every engine error becomes a QueryError with a "did you
-mean". `relation()` is the raw path for Python users (`Warehouse.sql()`): no limits.
+`query()`, the HTTP service): the time limit covers everything from view creation to the
+last row fetched; the row cap and the byte cap apply while fetching (the query text is never
+wrapped); every engine error becomes a QueryError (with a "did you mean" for unknown names).
+`relation()` is the raw path for Python users (`Warehouse.sql()`): no limits.
+
+The views come from the compiled catalog of the store's version (queries/catalog.py),
+attached read-only, or, without one, are created on the connection as queries need them.
+Connections never install or load extensions, and their configuration is locked once set up.
 """
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from ..errors import QueryError, QueryTimeout, StoreError
-from ..schema import ARROW_SCHEMA, COLUMN_NAMES
-from ..warehouse.sqltext import literal_list
-from .parse import first_line, parse
-from .registry import load_views, views_needed
+from ..schema import COLUMN_NAMES
+from ..warehouse.sqltext import literal, literal_list
+from .parse import did_you_mean, first_line, parse
+from .registry import load_views, view_names, views_needed
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FETCH_ROWS = 8192
+CAPPED_FETCH_ROWS = 256  # under a byte cap, few rows per fetch: a row may hold megabytes
 
 
 @dataclass
 class QueryResult:
-    """Rows of a query (an Arrow table) and whether the row cap cut them."""
+    """A query's rows, as an Arrow table or as Python tuples (cheaper to get: no Arrow), and
+    whether a cap cut them."""
 
-    table: pa.Table
+    columns: list[str]
+    types: list[str]  # DuckDB type names
+    arrow: pa.Table | None = None
+    rows: list[tuple] | None = None
     truncated: bool = False
 
     @property
-    def columns(self) -> list[str]:
-        return self.table.column_names
+    def table(self) -> pa.Table:
+        if self.arrow is None:
+            import pyarrow as pa
+
+            self.arrow = pa.Table.from_pylist([dict(zip(self.columns, row)) for row in self.rows or []])
+        return self.arrow
+
+    def tuples(self) -> list[tuple]:
+        if self.rows is None:
+            with python_values():
+                self.rows = list(zip(*(c.to_pylist() for c in self.table.columns))) if self.table.num_columns else []
+        return self.rows
+
+
+@contextmanager
+def python_values() -> Iterator[None]:
+    """Converting DuckDB or Arrow values to Python ones: a value Python has no equivalent for (a date
+    past year 9999, 'infinity'::date) raised OverflowError, a traceback from the CLI and a 500 from
+    the service; it is the query's to fix."""
+    try:
+        yield
+    except (OverflowError, ValueError) as error:
+        raise QueryError(f"a value in the result has no Python equivalent ({error}); cast that column to VARCHAR, "
+                         "e.g. CAST(ts AS VARCHAR)") from None
+
+
+@dataclass
+class Limits:
+    """What one query may take; None = no limit."""
+
+    rows: int | None = None
+    seconds: float | None = None
+    bytes: int | None = None
+    arrow: bool = True  # fetch as Arrow (False: Python tuples)
+    tables: Iterable[str] | None = field(default=None)  # what the query reads, when the guard knows
 
 
 class QueryEngine:
-    """One DuckDB connection where `events_raw` is the given committed files and views appear
-    as queries need them. `sandbox`: the engine may read the store's folder only (the service)."""
+    """One DuckDB connection where `events_raw` is a version's committed files and every view is
+    at hand. `catalog`: that version's compiled catalog; else `files`, views made as needed.
+    `sandbox`: the engine may read the store's folder only (the service)."""
 
-    def __init__(self, files: list[str], sandbox: Path | None = None, database: str = ":memory:"):
-        self.con = duckdb.connect(database)
-        # Committed files never change, so their footers can be cached: every view bound over
-        # events_raw would otherwise re-read the footers of every file in the store.
+    def __init__(self, files: list[str] | None = None, *, catalog: Path | None = None, sandbox: Path | None = None,
+                 memory_limit: str | None = None):
+        self.con = duckdb.connect(":memory:")
+        # Committed files never change, so their footers can be cached between queries.
         self.con.execute("SET parquet_metadata_cache = true")
-        define_events_raw(self.con, files)
-        # Queries never reach the network: no extension is installed or loaded behind the user's back.
-        self.con.execute("SET autoinstall_known_extensions = false")
-        self.con.execute("SET autoload_known_extensions = false")
-        if sandbox is not None:
-            self.con.execute(f"SET allowed_directories = {literal_list([f'{sandbox}/'])}")
-            self.con.execute("SET enable_external_access = false")
-        self.views = ViewCreator(self.con)
+        if catalog is not None:
+            self.con.execute(f"ATTACH {literal(catalog)} AS catalog (READ_ONLY)")
+            self.con.execute("USE catalog")
+        else:
+            define_events_raw(self.con, files or [])
+        self.views = ViewCreator(self.con, precompiled=catalog is not None)
+        # Where the store's own files are: an error reading a file there means the store is damaged.
+        self.store_files = str(catalog.parent.parent / "events") if catalog is not None else \
+            os.path.commonpath(files) if files else None
+        _lock_down(self.con, sandbox, memory_limit)
 
-    def relation(self, query: str, params: list | None = None) -> duckdb.DuckDBPyRelation:
+    def relation(self, query: str, params: list | dict | None = None) -> duckdb.DuckDBPyRelation:
         """A DuckDB relation for `query` (views created first); no limits."""
-        with engine_errors():
+        with engine_errors(store_files=self.store_files):
             self.views.for_query(query)
             return self.con.sql(query, params=params)
 
     def reader(self, query: str, params: list | None = None, rows: int = FETCH_ROWS,
                tables: Iterable[str] | None = None) -> pa.RecordBatchReader:
-        """The query's rows as a stream of Arrow batches (views created first: those in `tables`
-        when the caller knows them); no limits."""
-        with engine_errors():
-            self.views.for_tables(tables) if tables is not None else self.views.for_query(query)
-            return self.con.sql(query, params=params or None).to_arrow_reader(rows)
+        """The query's rows as a stream of Arrow batches; no limits."""
+        return self._relation(query, params, tables).to_arrow_reader(rows)
 
-    def execute(self, query: str, params: list | None = None, *, limit: int | None = None,
-                timeout_s: float | None = None, tables: Iterable[str] | None = None) -> QueryResult:
-        """Run `query` within `timeout_s`, keeping at most `limit` rows."""
-        timer = threading.Timer(timeout_s, self.con.interrupt) if timeout_s else None
+    def execute(self, query: str, params: list | None = None, limits: Limits | None = None) -> QueryResult:
+        """Run `query` within the limits."""
+        limits = limits or Limits()
+        timer = threading.Timer(limits.seconds, self.con.interrupt) if limits.seconds else None
         if timer:
             timer.start()
         try:
-            with engine_errors(timeout_s):
-                return _fetch(self.reader(query, params, tables=tables), limit)
+            with engine_errors(limits.seconds, self.store_files):
+                if limits.arrow:
+                    return _fetch_arrow(self._relation(query, params, limits.tables), limits)
+                self.views.for_tables(limits.tables) if limits.tables is not None else self.views.for_query(query)
+                with python_values():
+                    return _fetch_rows(self.con.execute(query, params or None), limits)
         finally:
             if timer:
                 timer.cancel()
+
+    def _relation(self, query: str, params: list | None, tables: Iterable[str] | None) -> duckdb.DuckDBPyRelation:
+        with engine_errors(store_files=self.store_files):
+            self.views.for_tables(tables) if tables is not None else self.views.for_query(query)
+            return self.con.sql(query, params=params or None)
+
+    def view_columns(self) -> dict[str, list[tuple[str, str]]]:
+        """Every view's (column, DuckDB type), bound but never run."""
+        if not self.views.precompiled:
+            self.views.for_tables(view_names())
+        rows = self.con.execute("select table_name, column_name, data_type from duckdb_columns() "
+                                "where database_name = current_database() order by table_name, column_index").fetchall()
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for table, column, kind in rows:
+            columns.setdefault(table, []).append((column, kind))
+        return columns
 
     def close(self) -> None:
         self.con.close()
 
 
-def _fetch(reader: pa.RecordBatchReader, limit: int | None) -> QueryResult:
-    batches, rows = [], 0
+def _lock_down(con: duckdb.DuckDBPyConnection, sandbox: Path | None, memory_limit: str | None) -> None:
+    # Queries never reach the network: no extension is installed or loaded behind the user's back.
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    if memory_limit:
+        con.execute(f"SET memory_limit = {literal(memory_limit)}")
+    if sandbox is not None:
+        con.execute(f"SET allowed_directories = {literal_list([f'{sandbox}/'])}")
+        con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")  # no query can change any of the above
+
+
+def _fetch_rows(cursor: duckdb.DuckDBPyConnection, limits: Limits) -> QueryResult:
+    """Python tuples straight from DuckDB (no Arrow), at most the row cap."""
+    rows: list[tuple] = []
+    want = None if limits.rows is None else limits.rows + 1
+    while want is None or len(rows) < want:
+        batch = cursor.fetchmany(FETCH_ROWS if want is None else min(FETCH_ROWS, want - len(rows)))
+        if not batch:
+            break
+        rows += batch
+    truncated = limits.rows is not None and len(rows) > limits.rows
+    columns = [d[0] for d in cursor.description or []]
+    return QueryResult(columns, [str(d[1]) for d in cursor.description or []],
+                       rows=rows[: limits.rows] if truncated else rows, truncated=truncated)
+
+
+def _fetch_arrow(relation: duckdb.DuckDBPyRelation, limits: Limits) -> QueryResult:
+    import pyarrow as pa
+
+    reader = relation.to_arrow_reader(CAPPED_FETCH_ROWS if limits.bytes else FETCH_ROWS)
+    batches, rows, size, truncated = [], 0, 0, False
     for batch in reader:
+        if limits.rows is not None and rows + batch.num_rows > limits.rows:
+            batch, truncated = batch.slice(0, limits.rows - rows), True
+        if limits.bytes is not None and size + batch.nbytes > limits.bytes:
+            batch, truncated = _within(batch, limits.bytes - size), True
         batches.append(batch)
-        rows += batch.num_rows
-        if limit is not None and rows > limit:
+        rows, size = rows + batch.num_rows, size + batch.nbytes
+        if truncated:
             break
     table = pa.Table.from_batches(batches, reader.schema)
-    if limit is not None and table.num_rows > limit:
-        return QueryResult(table.slice(0, limit), truncated=True)
-    return QueryResult(table)
+    return QueryResult(table.column_names, [str(t) for t in relation.types], arrow=table, truncated=truncated)
+
+
+def _within(batch: Any, budget: int) -> Any:
+    """The longest head of the batch whose Arrow size stays within `budget` bytes."""
+    keep = 0
+    while keep < batch.num_rows and batch.slice(0, keep + 1).nbytes <= budget:
+        keep += 1
+    return batch.slice(0, keep)
 
 
 @contextmanager
-def engine_errors(timeout_s: float | None = None) -> Iterator[None]:
+def engine_errors(timeout_s: float | None = None, store_files: str | None = None) -> Iterator[None]:
     """DuckDB's errors as tracewh's: what a user typed wrong is a QueryError (with a did-you-mean
     for unknown names), an unreadable store file a StoreError."""
     try:
@@ -113,39 +218,46 @@ def engine_errors(timeout_s: float | None = None) -> Iterator[None]:
     except duckdb.InterruptException:
         raise QueryTimeout(f"query stopped after {timeout_s:g} s (its time limit)") from None
     except (duckdb.CatalogException, duckdb.BinderException) as error:
-        names = [v.name for v in load_views()] + list(COLUMN_NAMES)
-        raise QueryError(f"{first_line(error)}{did_you_mean(str(error), names)}") from None
+        raise QueryError(f"{first_line(error, location=False)}{did_you_mean(str(error), view_names() + list(COLUMN_NAMES))}") from None
     except duckdb.PermissionException as error:
-        raise QueryError(f"refused by the engine: {first_line(error)}") from None
+        raise QueryError(f"refused by the engine: {first_line(error, location=False)}") from None
+    except duckdb.OutOfMemoryException as error:
+        raise QueryError(f"the query needs more memory than it may use ({first_line(error, location=False)})") from None
     except duckdb.IOException as error:
-        if "parquet" in str(error).lower():
-            raise StoreError(f"a store file cannot be read ({first_line(error)}); "
+        if _names_store_file(str(error), store_files):
+            raise StoreError(f"a store file cannot be read ({first_line(error, location=False)}); "
                              "`tracewh check` names every damaged file") from None
-        raise QueryError(first_line(error)) from None
+        raise QueryError(first_line(error, location=False)) from None
     except duckdb.Error as error:
-        raise QueryError(first_line(error)) from None
+        raise QueryError(first_line(error, location=False)) from None
 
 
-def did_you_mean(message: str, names: list[str]) -> str:
-    """' Did you mean ...?' for the unknown table or column a DuckDB error names, or ''."""
-    found = re.search(r'(?:Table with name|Referenced column|column named?) "?([A-Za-z_][\w]*)"?', message)
-    if not found:
-        return ""
-    close = difflib.get_close_matches(found.group(1), names, n=3, cutoff=0.6)
-    return f" Did you mean {' or '.join(close)}?" if close else ""
+def _names_store_file(message: str, store_files: str | None) -> bool:
+    """Whether an IO error is about one of the store's own Parquet files (`store_files`: their
+    folder, when known). A user's own path or pattern that matches nothing ("No files found that
+    match the pattern '/x/*.parquet'") said the store was damaged, with exit code 1."""
+    if "parquet" not in message.lower():
+        return False
+    if store_files is None:
+        return True
+    named = [a or b for a, b in re.findall(r'"([^"]+)"|\'([^\']+)\'', message)]
+    return any(p.startswith(store_files + os.sep) and not any(c in p for c in "*?[{") for p in named)
 
 
 class ViewCreator:
-    """Creates views on a connection as queries first need them (binding all 54 takes ~1.8 s on the demo store).
+    """Creates views on a connection as queries first need them (binding all 54 takes ~1.8 s on
+    the demo store); nothing to do when the views come precompiled in a catalog.
 
     A view marked for materialization is computed once into a temporary table the view
     then reads: a connection sees one store version, so the rows cannot go stale."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, materialize: bool = True):
-        self.con, self.created, self.materialize = con, set(), materialize
+    def __init__(self, con: duckdb.DuckDBPyConnection, materialize: bool = True, precompiled: bool = False):
+        self.con, self.created, self.materialize, self.precompiled = con, set(), materialize, precompiled
 
     def for_query(self, query: str) -> None:
         """The views `query` reads (all of them when DuckDB cannot say: always correct, only slower)."""
+        if self.precompiled:
+            return
         try:
             tables: Iterable[str] = parse(query).tables()
         except QueryError:
@@ -153,6 +265,8 @@ class ViewCreator:
         self.for_tables(tables)
 
     def for_tables(self, tables: Iterable[str]) -> None:
+        if self.precompiled:
+            return
         for view in views_needed(tables):
             if view.name not in self.created:
                 self.con.execute(view.sql)
@@ -172,6 +286,8 @@ def define_events_raw(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
             f"CREATE OR REPLACE VIEW events_raw AS SELECT {columns} FROM read_parquet({literal_list(files)}, "
             "hive_partitioning = true, hive_types_autocast = false, union_by_name = true)"
         )
-    else:
-        con.register("events_raw_empty", pa.Table.from_batches([], ARROW_SCHEMA))
-        con.execute(f"CREATE OR REPLACE VIEW events_raw AS SELECT {columns} FROM events_raw_empty")
+    else:  # no data yet: the same columns, no rows (a typed empty relation, no Arrow needed)
+        from ..schema.events import COLUMNS, duckdb_type
+
+        typed = ", ".join(f"NULL::{duckdb_type(c)} AS {c.name}" for c in COLUMNS)
+        con.execute(f"CREATE OR REPLACE VIEW events_raw AS SELECT {typed} WHERE false")

@@ -6,30 +6,29 @@ tests/views/<group>/<view>.yaml.
 
 A view file is plain DuckDB SQL a researcher can paste into a DuckDB shell:
 a comment block whose first line is the one-line description, then one
-`CREATE OR REPLACE VIEW name AS ...` statement. sqlglot reads the name and the
-relations each view reads, so files need no hand-kept order.
+`CREATE OR REPLACE VIEW name AS ...` statement. DuckDB's own parser reads the relations
+each view reads, so files need no hand-kept order.
 
-A comment line `-- tracewh: materialize` marks a building block that many views read
-(the DecisionBench step tagger, for one): a connection computes it once, when a query
-first needs it, instead of once per reference (docs/performance.md).
+A comment line starting `-- tracewh: materialize` marks a building block that many views
+read (the DecisionBench step tagger, for one) or a headline view: the compiled catalog
+holds it computed, once per store version (queries/catalog.py; without a catalog, a
+connection computes it when a query first needs it). docs/performance.md.
 """
 
 from __future__ import annotations
 
-import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
-import sqlglot
-from sqlglot import exp
-
 from ..errors import TracewhError
+from .parse import parse
 
 QUERIES_DIR = Path(__file__).parent
-logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" notes are not for users
+CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\s+(.*)$", re.I | re.S)
 # Defined by the warehouse connection, not by a file: the committed Parquet files.
 SOURCE_RELATIONS = frozenset({"events_raw"})
 MATERIALIZE = "-- tracewh: materialize"
@@ -58,19 +57,45 @@ def _description(sql: str, path: Path) -> str:
 
 
 def parse_view(path: Path) -> ViewDef:
+    """One view file: its name, description and the relations it reads, as DuckDB parses it."""
     sql = path.read_text()
-    try:
-        statement = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.ParseError as e:
-        raise TracewhError(f"{path.name}: {e}") from None
-    if not isinstance(statement, exp.Create) or statement.kind != "VIEW":
-        raise TracewhError(f"{path.name}: expected one CREATE VIEW statement")
-    name = statement.this.name
+    found = CREATE_VIEW.search(_without_comments(sql))
+    if found is None:
+        raise TracewhError(f"{path.name}: expected one CREATE OR REPLACE VIEW <name> AS <query> statement")
+    name, body = found.group(1), found.group(2)
     if name != path.stem:
         raise TracewhError(f"{path.name}: defines view {name!r}; a file is named after its view")
-    ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
-    reads = {t.name for t in statement.expression.find_all(exp.Table)} - ctes - {name}
-    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), MATERIALIZE in sql.splitlines())
+    try:
+        tree = parse(body.rstrip().rstrip(";"))
+    except TracewhError as e:
+        raise TracewhError(f"{path.name}: {e}") from None
+    reads = tree.tables() - tree.cte_names() - {name}
+    materialize = any(line.startswith(MATERIALIZE) for line in sql.splitlines())
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize)
+
+
+def _without_comments(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+
+
+@dataclass(frozen=True)
+class ViewHeader:
+    """What a view file says of itself in its first lines: no SQL parsed."""
+
+    name: str
+    description: str
+    group: str
+
+
+@cache
+def view_headers() -> tuple[ViewHeader, ...]:
+    """Every view's name, description and group, in name order, cheaply."""
+    return tuple(ViewHeader(p.stem, _description(p.read_text(), p), p.parent.name)
+                 for p in sorted(QUERIES_DIR.glob("*/*.sql"), key=lambda p: p.stem))
+
+
+def view_names() -> list[str]:
+    return [v.name for v in view_headers()]
 
 
 @cache

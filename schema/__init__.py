@@ -1,7 +1,8 @@
 """The event contract: columns, kinds, ids and the native format."""
 
+from typing import Any
+
 from .events import (
-    ARROW_SCHEMA,
     COLUMN_NAMES,
     COLUMNS,
     KIND_NAMES,
@@ -9,8 +10,15 @@ from .events import (
     NATIVE_FORMAT,
     PARTITION_COLUMNS,
     SCHEMA_VERSION,
+    arrow_schema,
     event_id,
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ARROW_SCHEMA":  # built on first use: pyarrow costs import time `tracewh sql` need not pay
+        return arrow_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ARROW_SCHEMA",

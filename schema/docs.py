@@ -22,7 +22,7 @@ def schema_markdown() -> str:
         "|---|---|---|---|",
     ]
     for c in COLUMNS:
-        lines.append(f"| `{c.name}` | {c.type} | {'yes' if c.required else ''} | {c.doc} |")
+        lines.append(f"| `{c.name}` | {c.arrow} | {'yes' if c.required else ''} | {c.doc} |")
     lines += ["", "## Kinds", "", "| kind | meaning | conventional payload keys |", "|---|---|---|"]
     for k in KINDS:
         keys = "; ".join(f"`{key}`: {doc}" for key, doc in k.payload.items())

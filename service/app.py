@@ -11,26 +11,38 @@ from __future__ import annotations
 
 import hmac
 import io
-import re
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-from fastapi import Depends, FastAPI, File, Header, HTTPException, Query, Request, UploadFile
-from fastapi.responses import JSONResponse, Response
+import orjson
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from ..analytics.text import to_csv
 from ..api import Warehouse
+from ..errors import QueryTimeout
+from ..queries.engine import python_values
 from ..version import __version__
+from ..warehouse.layout import latest_version, resolve_root
 from .errors import install_error_handlers
+from .gate import QueryGate
+from .readers import Readers
+from .otlp import install_otlp
+from .upload import receive_file, refusal
+from .web import install_web
 
-SAFE_UPLOAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
 UPLOAD_SUFFIXES = (".zip", ".jsonl", ".jsonl.gz", ".json", ".ndjson")
 RESERVED_PARAMS = ("limit", "offset", "format")
+MAX_OFFSET = 1 << 62
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,18 @@ class ServiceConfig:
     row_cap: int = 10_000
     query_seconds: float = 10.0
     max_upload_bytes: int = 512 << 20
+    max_response_bytes: int = 64 << 20  # rows past this are cut (`truncated: true`)
+    query_memory: str = "512MB"  # DuckDB memory per query connection
+    running_queries: int = 4  # at once; more wait ...
+    # ... up to this many (waiting holds no thread), the rest get 503 + Retry-After, as do those
+    # that wait longer than query_seconds. 32 turned 50 clients of cheap queries into 503s.
+    waiting_queries: int = 128
+    allowed_hosts: tuple[str, ...] = field(default=LOOPBACK_NAMES)  # the Host header allow-list
+    body_idle_seconds: float = 30.0  # an upload that stalls this long is dropped
+
+    @staticmethod
+    def allowed_hosts_default() -> tuple[str, ...]:
+        return LOOPBACK_NAMES
 
 
 class SQLRequest(BaseModel):
@@ -50,102 +74,149 @@ class SQLRequest(BaseModel):
 def create_app(config: ServiceConfig) -> FastAPI:
     app = FastAPI(title="tracewh", version=__version__,
                   description="LLM-agent benchmark traces as immutable events; metrics as SQL views.")
-    install_error_handlers(app)
+    root = resolve_root(config.warehouse)
+    # DNS rebinding: a web page must not reach this server through a name it does not answer to.
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts))
+    install_error_handlers(app, hidden_paths=[root])
+    gate = QueryGate(config.running_queries, config.waiting_queries, config.query_seconds)
+    app.state.query_gate = gate
     limits = {"timeout_s": config.query_seconds}
 
+    def opened() -> Warehouse:
+        """A fresh, sandboxed read of the store (so new commits show), with the service's memory limit."""
+        return Warehouse(root, sandbox=True, memory_limit=config.query_memory)
+
     def warehouse() -> Iterator[Warehouse]:
-        """A fresh, sandboxed read of the store per request (so new commits show)."""
-        wh = Warehouse(config.warehouse, sandbox=True)
+        """The same, as a FastAPI dependency."""
+        wh = opened()
         try:
             yield wh
         finally:
             wh.close()
 
+    readers = Readers(root, config.query_memory, keep=config.running_queries)  # kept open between requests
+
+    async def reading(work: Callable[[Warehouse], T]) -> T:
+        """`work` on a read of the store's latest version, in a worker thread once the gate lets it run."""
+        def task() -> T:
+            with readers.reading() as wh:
+                return work(wh)
+
+        return await gate.run(task)
+
     @app.get("/health")
-    def health(wh: Warehouse = Depends(warehouse)) -> dict[str, Any]:
-        return {"status": "ok", "tracewh_version": __version__, "store_version": wh.version}
+    async def health() -> dict[str, Any]:  # no thread, no store opened: fast while queries queue
+        return {"status": "ok", "tracewh_version": __version__, "store_version": latest_version(root / "events")}
 
     @app.get("/views")
-    def views(wh: Warehouse = Depends(warehouse)) -> list[dict[str, Any]]:
-        return [{"name": v.name, "description": v.description, "columns": [{"name": n, "type": t} for n, t in v.columns]}
-                for v in wh.views()]
+    async def views() -> list[dict[str, Any]]:
+        return await reading(lambda wh: [{"name": v.name, "description": v.description,
+                                          "columns": [{"name": n, "type": t} for n, t in v.columns]}
+                                         for v in wh.views()])
 
     @app.get("/views/{name}")
-    def view_rows(name: str, request: Request, limit: int = Query(100, ge=1), offset: int = Query(0, ge=0),
-                  format: str = Query("json", pattern="^(json|csv|parquet)$"),  # noqa: A002
-                  wh: Warehouse = Depends(warehouse)) -> Response:
+    async def view_rows(name: str, request: Request, limit: int = Query(100, ge=1),
+                        offset: int = Query(0, ge=0, le=MAX_OFFSET),
+                        format: str = Query("json", pattern="^(json|csv|parquet)$")) -> Response:  # noqa: A002
         filters = {k: v for k, v in request.query_params.items() if k not in RESERVED_PARAMS}
-        result = wh.view(name, filters, limit=min(limit, config.row_cap), offset=offset, **limits)
-        return _respond(result.table, format)
+        deadline = time.monotonic() + config.query_seconds
+        return await reading(lambda wh: _respond(wh.view(name, filters, limit=min(limit, config.row_cap), offset=offset,
+                                                         max_bytes=config.max_response_bytes, **limits).table,
+                                                 format, deadline))
 
     @app.post("/sql")
-    def sql(body: SQLRequest, wh: Warehouse = Depends(warehouse)) -> dict[str, Any]:
-        result = wh.query(body.query, dialect=body.dialect, limit=config.row_cap, **limits)
-        return {"columns": result.columns, "rows": _jsonable(result.table.to_pylist()), "truncated": result.truncated}
+    async def sql(body: SQLRequest) -> Response:
+        deadline = time.monotonic() + config.query_seconds
+
+        def work(wh: Warehouse) -> Response:
+            result = wh.query(body.query, dialect=body.dialect, limit=config.row_cap,
+                              max_bytes=config.max_response_bytes, **limits)
+            return _json({"columns": result.columns, "rows": _rows(result.table, deadline),
+                          "truncated": result.truncated})
+
+        return await reading(work)
 
     @app.get("/runs")
-    def runs(limit: int = Query(100, ge=1), offset: int = Query(0, ge=0),
-             wh: Warehouse = Depends(warehouse)) -> list[dict[str, Any]]:
-        return _jsonable(wh.runs(limit=min(limit, config.row_cap), offset=offset, **limits).table.to_pylist())
+    async def runs(limit: int = Query(100, ge=1), offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> Response:
+        deadline = time.monotonic() + config.query_seconds
+        return await reading(lambda wh: _json(_rows(wh.runs(limit=min(limit, config.row_cap), offset=offset,
+                                                            **limits).table, deadline)))
 
     @app.get("/runs/{run_id}")
-    def run(run_id: str, wh: Warehouse = Depends(warehouse)) -> dict[str, Any]:
-        return _jsonable(wh.run(run_id, **limits))
+    async def run(run_id: str) -> Response:
+        return await reading(lambda wh: _json(wh.run(run_id, **limits)))
 
     @app.get("/runs/{run_id}/tasks/{task_id:path}/trace")
-    def trace(run_id: str, task_id: str, wh: Warehouse = Depends(warehouse)) -> dict[str, Any]:
-        spans = wh.trace(run_id, task_id, limit=config.row_cap, **limits)
-        return {"run_id": run_id, "task_id": task_id, "spans": _jsonable(spans)}
+    async def trace(run_id: str, task_id: str) -> Response:
+        return await reading(lambda wh: _json({"run_id": run_id, "task_id": task_id,
+                                               "spans": wh.trace(run_id, task_id, limit=config.row_cap, **limits)}))
 
-    @app.post("/ingest")
-    def ingest(file: UploadFile = File(...), authorization: str | None = Header(None)) -> dict[str, Any]:
-        _authorise(config, authorization)
-        name = file.filename or ""
-        if not SAFE_UPLOAD_NAME.match(name) or ".." in name or not name.lower().endswith(UPLOAD_SUFFIXES):
-            raise HTTPException(400, f"refused file name {name!r}: a plain name ending in one of {UPLOAD_SUFFIXES}")
+    @app.post("/ingest", openapi_extra=UPLOAD_SCHEMA)
+    async def ingest(request: Request) -> dict[str, Any]:
+        _authorise(config, request.headers.get("authorization"))  # before a byte of the body is read
         with tempfile.TemporaryDirectory(prefix="tracewh-upload-") as folder:
-            path = Path(folder) / name
-            _save_upload(file, path, config.max_upload_bytes)
-            report = Warehouse(config.warehouse).ingest([path])
+            path = await receive_file(request, Path(folder), config.max_upload_bytes, config.body_idle_seconds,
+                                      UPLOAD_SUFFIXES)
+            report = await run_in_threadpool(Warehouse(root).ingest, [path])
         source = report.sources[0]
         return {"added": report.added, "duplicates": report.duplicates, "already_ingested": bool(report.already_ingested),
                 "version": source.commit.version, "formats": sorted(set(source.adapters))}
 
+    install_otlp(app, config)  # POST /v1/traces: OTLP/HTTP traces in, group-committed (service/otlp.py)
+    install_web(app, config, reading)  # the web page at / (service/web/): this app, its gate and Warehouse
     return app
 
 
 def _authorise(config: ServiceConfig, authorization: str | None) -> None:
     if not config.token:
-        raise HTTPException(403, "ingest is disabled: start the service with a token (TRACEWH_SERVICE_TOKEN)")
+        raise refusal(403, "ingest is disabled: start the service with a token (TRACEWH_SERVICE_TOKEN)")
     scheme, _, given = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), config.token.encode()):
-        raise HTTPException(401, "a valid bearer token is required to ingest", headers={"WWW-Authenticate": "Bearer"})
+        raise refusal(401, "a valid bearer token is required to ingest", headers={"WWW-Authenticate": "Bearer"})
 
 
-def _save_upload(upload: UploadFile, path: Path, limit: int) -> None:
-    """Stream the upload to disk, refusing it as soon as it passes the size limit."""
-    written = 0
-    with open(path, "wb") as out:
-        while chunk := upload.file.read(1 << 20):
-            written += len(chunk)
-            if written > limit:
-                raise HTTPException(413, f"upload larger than the {limit}-byte limit")
-            out.write(chunk)
+def _rows(table: Any, deadline: float) -> list[dict[str, Any]]:
+    """The table's rows as dicts, converted a slice at a time within the query's deadline (the time
+    limit covers serialisation too)."""
+    rows: list[dict[str, Any]] = []
+    for batch in table.to_batches(max_chunksize=2048):
+        if time.monotonic() > deadline:
+            raise QueryTimeout("query stopped at its time limit while its rows were being sent")
+        with python_values():  # 'infinity'::date and the like: a 400 saying so, not a 500
+            rows += batch.to_pylist()
+    return rows
 
 
-def _respond(table: pa.Table, fmt: str) -> Response:
+def _json(content: Any) -> Response:
+    return Response(orjson.dumps(content, default=_json_default, option=orjson.OPT_NON_STR_KEYS),
+                    media_type="application/json")
+
+
+def _json_default(value: Any) -> Any:
+    """What orjson does not write itself: decimals as numbers, bytes as hex, the rest as text."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "\\x" + bytes(value).hex()
+    return str(value)
+
+
+def _respond(table: Any, fmt: str, deadline: float) -> Response:
     if fmt == "parquet":
+        import pyarrow.parquet as pq
+
         sink = io.BytesIO()
         pq.write_table(table, sink)
         return Response(sink.getvalue(), media_type="application/vnd.apache.parquet")
     if fmt == "csv":
-        import polars as pl
+        rows = [tuple(row.values()) for row in _rows(table, deadline)]
+        return Response(to_csv(table.column_names, rows), media_type="text/csv")
+    return _json(_rows(table, deadline))
 
-        return Response(pl.from_arrow(table).write_csv(), media_type="text/csv")  # type: ignore[union-attr]
-    return JSONResponse(_jsonable(table.to_pylist()))
 
-
-def _jsonable(value: Any) -> Any:
-    from fastapi.encoders import jsonable_encoder
-
-    return jsonable_encoder(value)
+UPLOAD_SCHEMA = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["file"],
+    "properties": {"file": {"type": "string", "format": "binary",
+                            "description": f"a run archive or file ({', '.join(UPLOAD_SUFFIXES)})"}}}}}}}

@@ -68,7 +68,7 @@ def plain(text: str) -> str:
     """Terminal output without rich's box drawing and line wrapping, for matching messages."""
     import re
 
-    return " ".join(re.sub(r"[│╭╮╰╯─┃━]", " ", text).split())
+    return " ".join(re.sub(r"[\u2500-\u257f]", " ", text).split())
 
 
 def free_port() -> int:

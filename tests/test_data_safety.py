@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -82,7 +81,7 @@ def test_every_path_spelling_keeps_every_committed_event(tmp_path, monkeypatch, 
     monkeypatch.chdir(work)  # the Python API and the service take the same spelling
     assert tw.open(store).sql("select count(*) from events").fetchall() == [(12,)]
     assert {Path(f) for f in tw.open(store).store.files()} == set(committed)
-    client = TestClient(create_app(ServiceConfig(store)))
+    client = TestClient(create_app(ServiceConfig(store)), base_url="http://127.0.0.1")
     assert client.post("/sql", json={"query": "select count(*) as n from events"}).json()["rows"] == [{"n": 12}]
     assert list((absolute / "_staging").iterdir()) == []
 

@@ -196,8 +196,8 @@ def test_a_newer_archive_format_is_refused(tmp_path):
 
 
 def test_materialized_building_blocks_change_no_result(wh):
-    """Views marked `-- tracewh: materialize` are computed once per connection; the rows are the same
-    as when every view is a plain view, as in the .sql files."""
+    """Views marked `-- tracewh: materialize` are computed once per store version, in the catalog; the
+    rows are the same as when every view is a plain view, as in the .sql files."""
     from tracewh.queries.engine import QueryEngine
     from tracewh.queries.registry import load_views
 
@@ -208,5 +208,5 @@ def test_materialized_building_blocks_change_no_result(wh):
     for view in ("dcb_fidelity", "dcb_self_preference", "dcb_ceiling", "dcb_delegations", "dcb_tasks"):
         query = f"select * from {view} order by all"
         assert cached.sql(query).fetchall() == plain.execute(query).fetchall(), view
-    tables = {r[0] for r in cached.sql("select table_name from duckdb_tables() where temporary").fetchall()}
+    tables = {r[0] for r in cached.sql("select table_name from duckdb_tables()").fetchall()}  # in the catalog
     assert {"tracewh_cache_dcb_step_skills", "tracewh_cache_dcb_tasks", "tracewh_cache_dcb_candidates"} <= tables

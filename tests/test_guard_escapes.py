@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from fastapi.testclient import TestClient
-from hardening import HEAVY, count, fingerprint, one_line
+from hardening import count, fingerprint, one_line
 from helpers import tracewh
 
 import tracewh as tw

@@ -11,7 +11,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
-import orjson
 import pytest
 from helpers import llm_call, serving, store_version, tracewh, write_native
 

@@ -26,7 +26,7 @@ def wh(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def client(wh) -> TestClient:
-    return TestClient(create_app(ServiceConfig(wh, token=TOKEN, row_cap=50, max_upload_bytes=4096)))
+    return TestClient(create_app(ServiceConfig(wh, token=TOKEN, row_cap=50, max_upload_bytes=4096)), base_url="http://127.0.0.1")
 
 
 def test_health_views_and_openapi(client, wh):
@@ -105,7 +105,7 @@ def test_ingest_needs_the_token_and_refuses_bad_uploads(client, wh, tmp_path):
 
 
 def test_ingest_is_off_without_a_configured_token(wh):
-    client = TestClient(create_app(ServiceConfig(wh)))
+    client = TestClient(create_app(ServiceConfig(wh)), base_url="http://127.0.0.1")
     assert client.post("/ingest", files={"file": ("a.zip", b"x")}).status_code == 403
 
 

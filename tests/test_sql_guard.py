@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from helpers import llm_call, store_version, tracewh, write_native
 
-import tracewh as tw
 from tracewh.queries.guard import QueryError, prepare_query
 from tracewh.queries.registry import load_views
 

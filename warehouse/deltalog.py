@@ -6,9 +6,7 @@ not the file part, so its strings match neither the files on disk nor what `Path
 returns. The Delta protocol stores each file as a URI-encoded path relative to the table
 root; decoding it once and joining it to the root gives the file on disk.
 
-Also here: the table-root check. delta-rs decodes percent escapes in the table path a second
-time when it reads the log, and rejects some characters outright, so a store whose path
-holds them cannot work at all; refusing it up front is the only safe answer.
+(The table-root check, and the cheap latest version, are in layout.py.)
 """
 
 from __future__ import annotations
@@ -22,24 +20,9 @@ import orjson
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from ..errors import StoreError, UsageError
+from ..errors import StoreError
 
-# "%41": delta-rs reads it as "A" when it opens the log, after writing files under "%41".
-# "[", "]", "|", "^", "\" and control characters: delta-rs refuses or mangles the path.
-UNSUPPORTED_IN_PATH = re.compile(r"%[0-9A-Fa-f]{2}|[\[\]|^\\\x00-\x1f\x7f]")
 COMMIT_FILE = re.compile(r"^\d{20}\.json$")
-
-
-def resolve_root(path: str | Path) -> Path:
-    """The store directory as one absolute path (`~` expanded, relative forms resolved once, so a
-    later chdir changes nothing); UsageError when delta-rs cannot hold a table there."""
-    root = Path(path).expanduser().resolve()
-    bad = UNSUPPORTED_IN_PATH.search(str(root))
-    if bad:
-        raise UsageError(f"cannot keep a store at {root}: its path contains {bad.group()!r}, which the Delta Lake "
-                         "library (delta-rs) misreads; choose a directory whose path has no '%' followed by two hex "
-                         "digits and none of [ ] | ^ \\ or control characters")
-    return root
 
 
 def data_path(table_root: Path, add_path: str) -> Path:
@@ -64,22 +47,34 @@ def data_files(table: DeltaTable, table_root: Path) -> list[str]:
     return [str(p) for p in file_sizes(table, table_root)]
 
 
-def referenced_in_any_version(table_root: Path) -> set[Path] | None:
-    """Every data file any commit of the log adds or removes (old versions stay readable, so
-    none of them may be deleted). None when the log is not complete from version 0 (then no
-    file can be proved unreferenced)."""
-    log = table_root / "_delta_log"
-    commits = sorted(p for p in log.iterdir() if COMMIT_FILE.match(p.name)) if log.is_dir() else []
-    if not commits or any(int(p.name[:20]) != i for i, p in enumerate(commits)):
-        return None
-    referenced: set[Path] = set()
-    for commit in commits:
-        for line in commit.read_bytes().splitlines():
-            action = orjson.loads(line) if line.strip() else {}
-            for kind in ("add", "remove"):
-                if kind in action:
-                    referenced.add(data_path(table_root, action[kind]["path"]))
-    return referenced
+class LogReferences:
+    """Every data file any commit of the log adds or removes (old versions stay readable, so none
+    of them may be deleted); `files()` is None when the log is not complete from version 0 (then
+    no file can be proved unreferenced). Each call reads only the commits added since the last:
+    a commit file never changes, and a writer asks at every commit once a compaction (`tracewh
+    optimize`) has left replaced files on disk, where reading the whole log each time grew with
+    the store."""
+
+    def __init__(self, table_root: Path):
+        self.table_root = table_root
+        self.referenced: set[Path] = set()
+        self.read = 0  # commits read: versions 0 .. read - 1
+
+    def files(self) -> set[Path] | None:
+        log = self.table_root / "_delta_log"
+        commits = sorted(p for p in log.iterdir() if COMMIT_FILE.match(p.name)) if log.is_dir() else []
+        if not commits or any(int(p.name[:20]) != i for i, p in enumerate(commits)):
+            return None
+        if len(commits) < self.read:  # a table made anew under the same path
+            self.referenced, self.read = set(), 0
+        for commit in commits[self.read:]:
+            for line in commit.read_bytes().splitlines():
+                action = orjson.loads(line) if line.strip() else {}
+                for kind in ("add", "remove"):
+                    if kind in action:
+                        self.referenced.add(data_path(self.table_root, action[kind]["path"]))
+        self.read = len(commits)
+        return self.referenced
 
 
 def same_file_names(paths: set[Path]) -> set[str]:

@@ -36,7 +36,8 @@ from deltalake.exceptions import TableNotFoundError
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
 from .batchdb import batch_connection
-from .deltalog import data_files, file_sizes, referenced_in_any_version, resolve_root, same_file_names
+from .deltalog import LogReferences, data_files, file_sizes, same_file_names
+from .layout import latest_version, resolve_root
 from .permissions import store_umask
 from .quarantine import Quarantine
 from .sqltext import literal, literal_list
@@ -88,6 +89,8 @@ class Store:
     def __init__(self, root: str | Path):
         self.root = resolve_root(root)
         self.table_path = self.root / "events"
+        self._stored_ids = StoredIds()  # kept between commits: a long-lived writer reads each file once
+        self._log_references = LogReferences(self.table_path)  # likewise each commit of the log
 
     # -- reading --------------------------------------------------------------
 
@@ -105,8 +108,8 @@ class Store:
             raise
 
     def version(self) -> int | None:
-        table = self.table()
-        return None if table is None else table.version()
+        """The latest version, read off the log's file names (no table load)."""
+        return latest_version(self.table_path)
 
     def files(self, version: int | None = None) -> list[str]:
         """Absolute paths of the Parquet files that make up the store at `version`."""
@@ -143,41 +146,58 @@ class Store:
         """Remove staging folders whose process is gone; returns them."""
         return remove_dead(self.root / "_staging")
 
-    def commit(self, staged: Path, meta: dict[str, str], held: Held | None = None) -> CommitResult:
+    def commit(self, staged: Path, meta: dict[str, str], held: Held | None = None,
+               con: duckdb.DuckDBPyConnection | None = None) -> CommitResult:
         """Append the staged events not already stored, as one Delta commit.
 
         `staged` is a folder of part-*.parquet files in the event schema; `meta` must hold
         `key`, and a key already committed adds nothing. `held`: events the quality gate
-        failed, written to the quarantine instead (just before the commit).
+        failed, written to the quarantine instead (just before the commit). `con`: the
+        batch's DuckDB connection, when the caller has one open already (batchdb.py).
         """
         with self.lock():
             table = self._ensure_table()  # loaded once: each load reads the Delta log
             self.remove_orphans(table)
             if any(b.key == meta["key"] for b in _batches(table)):
                 return CommitResult(None, 0, 0, already_ingested=True)
-            con = batch_connection(staged)
+            con = con or batch_connection(staged)
             quarantined = 0
             if held is not None:
                 quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
                                                          held.suites_version)
-                con.register("excluded", pa.table({"event_id": list(held.reasons)}))
+                con.register("excluded", pa.table({"event_id": pa.array(list(held.reasons), pa.string())}))
             stored = data_files(table, self.table_path)
-            staged_rows, kinds = _write_new_events(con, staged, stored, excluded=held is not None)
-            added = sum(kinds.values())
+            new = _new_events(con, staged, stored, self._stored_ids, excluded=held is not None)
+            added = sum(new.kinds.values())
             if not added:
-                return CommitResult(None, 0, staged_rows - quarantined, quarantined=quarantined)
-            counts = {"staged": str(staged_rows), "added": str(added), "kinds": json.dumps(kinds)}
+                return CommitResult(None, 0, new.staged_rows - quarantined, quarantined=quarantined)
+            counts = {"staged": str(new.staged_rows), "added": str(added), "kinds": json.dumps(new.kinds)}
             write_deltalake(
-                str(self.table_path),
-                _stream(staged / NEW_EVENTS),
+                table,  # the loaded handle: the writer need not read the log again
+                _stream(new.files),
                 mode="append",
                 partition_by=list(PARTITION_COLUMNS),
                 target_file_size=TARGET_FILE_BYTES,
-                writer_properties=WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP_ROWS),
+                writer_properties=_writer_properties(),
                 commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}),
             )
-            return CommitResult(self.version(), added, staged_rows - added - quarantined, kinds=kinds,
+            return CommitResult(self.version(), added, new.staged_rows - added - quarantined, kinds=new.kinds,
                                 quarantined=quarantined)
+
+    def optimize(self) -> dict[str, int | None]:
+        """Compact each partition's small files into files of up to TARGET_FILE_BYTES, in one commit
+        under the writer lock. Rows and values stay as they were, so every query answers as before.
+        Nothing is vacuumed: the replaced files stay on disk for the versions that list them
+        (`--as-of`), and remove_orphans keeps them, as every commit of the log references them."""
+        with self.lock():
+            table = self.table()
+            if table is None:
+                return {"files_before": 0, "files_after": 0, "version": None}
+            before = len(data_files(table, self.table_path))
+            metrics = table.optimize.compact(target_size=TARGET_FILE_BYTES, writer_properties=_writer_properties(),
+                                             commit_properties=CommitProperties(custom_metadata={META + "operation": "optimize"}))
+            return {"files_before": before, "files_after": before - metrics["numFilesRemoved"] + metrics["numFilesAdded"],
+                    "version": self.version()}
 
     def _ensure_table(self) -> DeltaTable:
         return self.table() or DeltaTable.create(
@@ -229,7 +249,7 @@ class Store:
         candidates = [p for p in on_disk if p not in current]
         if not candidates:
             return []
-        referenced = referenced_in_any_version(self.table_path)
+        referenced = self._log_references.files()
         if referenced is None:
             return []
         names = same_file_names(referenced | current)
@@ -239,41 +259,86 @@ class Store:
         return orphans
 
 
-def _stream(path: Path) -> pa.RecordBatchReader:
-    """The file's rows in small batches, read one at a time (a scanner's read-ahead would
+def _writer_properties() -> WriterProperties:
+    return WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP_ROWS)
+
+
+class StoredIds:
+    """Event ids of committed data files, read once per file: a committed file never changes, so a
+    writer that commits again and again (the OTLP receiver) reads only the files added since its
+    last commit, where reading every stored id of the benchmark each time grew with the store."""
+
+    def __init__(self) -> None:
+        self._by_file: dict[str, pa.Array] = {}
+
+    def table(self, con: duckdb.DuckDBPyConnection, files: list[str]) -> pa.Table:
+        """The ids in `files`; ids of files not among them (compacted away, other benchmarks) are let go."""
+        unread = [f for f in files if f not in self._by_file]
+        self._by_file = {f: self._by_file.get(f, _NO_IDS) for f in files}
+        if unread:
+            rows = con.sql(f"select filename, list(event_id) as ids from read_parquet({literal_list(unread)}, "
+                           "filename = true) group by filename").to_arrow_table()
+            for name, ids in zip(rows["filename"].to_pylist(), rows["ids"]):
+                self._by_file[name] = ids.values.cast(pa.string())
+        return pa.table({"event_id": pa.chunked_array(list(self._by_file.values()), pa.string())})
+
+
+_NO_IDS = pa.nulls(0, pa.string())
+
+
+def _stream(files: list[Path]) -> pa.RecordBatchReader:
+    """The files' rows in small batches, read one at a time (a scanner's read-ahead would
     hold many in memory while the Delta writer is still busy)."""
-    batches = pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS)
-    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, (b.cast(ARROW_SCHEMA) for b in batches))
+    batches = (b.cast(ARROW_SCHEMA) for path in files
+               for b in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS))
+    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, batches)
 
 
-def _write_new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str],
-                      excluded: bool = False) -> tuple[int, dict[str, int]]:
-    """Write staged events minus ids already in `files` (the store's), minus repeats
-    within the batch and minus `excluded` (held in quarantine) to staged/NEW_EVENTS;
-    return the staged row count and new rows per kind.
+@dataclass
+class NewEvents:
+    staged_rows: int
+    kinds: dict[str, int]  # new rows per kind
+    files: list[Path]  # Parquet files holding exactly the new rows
 
-    Which rows to keep is decided on (event_id, position) alone; the rows themselves then
-    stream through a semi-join, so memory does not grow with payload sizes."""
-    new_events = literal(staged / NEW_EVENTS)
-    con.execute(f"create view staged as select * from read_parquet({literal(staged / 'part-*.parquet')}, "
-                "filename = true, file_row_number = true)")
-    staged_rows = con.execute("select count(*) from staged").fetchall()[0][0]
-    benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged").fetchall()]
+
+def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], known: StoredIds,
+                excluded: bool = False) -> NewEvents:
+    """The staged events minus ids already in `files` (the store's), minus repeats within the
+    batch (the lowest seq stays) and minus `excluded` (held in quarantine).
+
+    Decided on (event_id, seq, position) alone. When nothing is left out (the usual batch)
+    the staged files are the new events as they are; otherwise the kept rows stream through
+    a semi-join into staged/NEW_EVENTS, so memory does not grow with payload sizes."""
+    parts = sorted(staged.glob("part-*.parquet"))
+    con.execute(f"""create or replace temp table staged_ids as
+        select event_id, seq, kind, benchmark, filename, file_row_number
+        from read_parquet({literal_list(parts)}, filename = true, file_row_number = true)""")
+    staged_rows, distinct = con.sql("select count(*), count(distinct event_id) from staged_ids").fetchall()[0]
+    benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged_ids").fetchall()]
     stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
-    candidates = "select event_id, seq, filename, file_row_number from staged where true"
+    left_out = ["select event_id from excluded"] if excluded else []
     if stored:
-        con.execute(f"create view stored as select event_id from read_parquet({literal_list(stored)})")
-        candidates += " and event_id not in (select event_id from stored)"
-    if excluded:
-        candidates += " and event_id not in (select event_id from excluded)"
-    con.execute(f"""create temp table keep as
+        # Probing the stored ids with the batch's (a hash table of the batch, the smaller side),
+        # not the other way round: the stored ids grow with the store.
+        con.register("stored", known.table(con, stored))
+        con.execute("""create or replace temp table repeated as
+            select distinct event_id from stored where event_id in (select event_id from staged_ids)""")
+        if con.sql("select count(*) from repeated").fetchall()[0][0]:
+            left_out.append("select event_id from repeated")
+    if not left_out and distinct == staged_rows:
+        kinds = con.sql("select kind, count(*) from staged_ids group by kind order by kind").fetchall()
+        return NewEvents(staged_rows, dict(kinds), parts)
+    not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
+    con.execute(f"""create or replace temp table keep as
         select unnest(arg_min({{'filename': filename, 'file_row_number': file_row_number}}, seq))
-        from ({candidates}) group by event_id""")
-    con.execute(f"""copy (select s.* exclude (filename, file_row_number) from staged s
+        from (select * from staged_ids where true{not_left_out}) group by event_id""")
+    new_events = staged / NEW_EVENTS
+    con.execute(f"""copy (select s.* exclude (filename, file_row_number)
+                          from read_parquet({literal_list(parts)}, filename = true, file_row_number = true) s
                           semi join keep k on s.filename = k.filename and s.file_row_number = k.file_row_number)
-                    to {new_events} (format parquet, compression zstd)""")
-    kinds = con.sql(f"select kind, count(*) from read_parquet({new_events}) group by kind order by kind")
-    return staged_rows, dict(kinds.fetchall())
+                    to {literal(new_events)} (format parquet, compression zstd)""")
+    kinds = con.sql(f"select kind, count(*) from read_parquet({literal(new_events)}) group by kind order by kind")
+    return NewEvents(staged_rows, dict(kinds.fetchall()), [new_events])
 
 
 def _batches(table: DeltaTable) -> list[Batch]:

@@ -11,15 +11,17 @@ from __future__ import annotations
 from ...errors import BadInputError
 from ..context import AdapterContext
 from ..sources import SourceFile
-from .base import Adapter, FileAdapter, Group, Located
+from .base import Adapter, EventBatch, FileAdapter, Group, Located
 from .bfcl import ADAPTER as BFCL
 from .decisionbench import ADAPTER as DECISIONBENCH
 from .delegate52 import ADAPTER as DELEGATE52
 from .entcollabbench import ADAPTER as ENTCOLLABBENCH
+from .inspect import ADAPTER as INSPECT
 from .native import ADAPTER as NATIVE
+from .otel import ADAPTER as OTEL
 from .taubench import ADAPTER as TAUBENCH
 
-ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, NATIVE, DELEGATE52, TAUBENCH, BFCL)
+ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, NATIVE, INSPECT, DELEGATE52, TAUBENCH, BFCL, OTEL)
 
 
 def unrecognised(file: SourceFile, ctx: AdapterContext) -> BadInputError:
@@ -30,4 +32,4 @@ def unrecognised(file: SourceFile, ctx: AdapterContext) -> BadInputError:
     return BadInputError(file.display, f"no adapter recognises this file ({what}). Supported formats: {known}", line=1)
 
 
-__all__ = ["ADAPTERS", "Adapter", "FileAdapter", "Group", "Located", "unrecognised"]
+__all__ = ["ADAPTERS", "Adapter", "EventBatch", "FileAdapter", "Group", "Located", "unrecognised"]

@@ -5,7 +5,9 @@ batch, no defaults, no validation (the pipeline does those for every adapter ali
 
     sniff(file, ctx)    -> the format name if the file is one of this adapter's, else None
     groups(files, ctx)  -> the units it reads: one file, or several read together (a run folder)
-    events(group, ctx)  -> (file, line or record number, event dict) for every event of a unit
+    events(group, ctx)  -> (file, line or record number, event dict) for every event of a unit,
+                           or, for runs of regular records, EventBatch objects: many events as
+                           Arrow columns (below), which the pipeline checks a column at a time
 
 Each adapter is one package under ingest/adapters/ laid out the same way:
 `__init__.py` (the ADAPTER object and a description of the format, with its
@@ -17,14 +19,38 @@ their own beside those.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..context import AdapterContext
 from ..sources import SourceFile, is_data_file
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 Located = tuple[SourceFile, int, dict[str, Any]]  # (file, line or record number, event)
+
+
+@dataclass
+class EventBatch:
+    """Events of one file, one per line, as Arrow columns: what events() may yield instead of
+    Located tuples where records are regular (the native format does, a block of lines at a time).
+
+    `columns` holds `line` (int64, each event's line) and any of the schema's event columns, in
+    the schema's Arrow types and with the values convert() would give the same record as a dict
+    (payload: JSON text with sorted keys; ts: UTC microseconds, rounded as convert() rounds); a
+    null stands for a field the record leaves out (the pipeline fills event_id, batch_id, source
+    and model as it does for dicts). The adapter checks what only it can see (JSON types,
+    fields present but null where a default would apply) and yields a block it cannot decide on
+    as Located dicts instead. `per_record()` reads the same events again as Located dicts: the
+    pipeline converts those one by one when its own checks of the columns decline the batch
+    (an unknown kind, a missing run_id, ...), so errors name file, line and field as always.
+    """
+
+    file: SourceFile
+    columns: pa.RecordBatch
+    per_record: Callable[[], Iterator[Located]]
 
 
 @dataclass
@@ -45,7 +71,7 @@ class Adapter(Protocol):
 
     def groups(self, files: list[SourceFile], ctx: AdapterContext) -> list[Group]: ...
 
-    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located]: ...
+    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]: ...
 
 
 class FileAdapter(ABC):
@@ -61,10 +87,11 @@ class FileAdapter(ABC):
     def groups(self, files: list[SourceFile], ctx: AdapterContext) -> list[Group]:
         return [Group(fmt, [f]) for f in files if is_data_file(f.name) and (fmt := self.sniff(f, ctx))]
 
-    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located]:
+    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]:
         (file,) = group.files
-        for line, event in self.read(group.format, file, ctx):
-            yield file, line, event
+        for item in self.read(group.format, file, ctx):
+            yield item if isinstance(item, EventBatch) else (file, *item)
 
     @abstractmethod
-    def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]: ...
+    def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]] | EventBatch]:
+        ...

@@ -1,7 +1,9 @@
 """Run the expectation suites with great-expectations over a batch of events, in chunks.
 
-Imported only by the paths that check data (ingest's gate, `tracewh check`): the GX import
-costs about two seconds.
+The reference meaning of the suites: `tracewh check` runs them here, and ingest's gate runs
+their compiled SQL form (compiled.py), held to the same results by
+tests/test_quality_parity.py. GX is imported only when a Gate is built (about two seconds,
+plus two for its context).
 """
 
 from __future__ import annotations
@@ -11,66 +13,15 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from ...warehouse.batchdb import batch_connection
-from ...warehouse.sqltext import literal
+from .report import EXAMPLES, Failure, Report
 from .rules import BY_KIND, CHECK_FRAME_SQL, COMMON, SUITES_VERSION, Rule
 
 CHUNK_ROWS = 200_000
-EXAMPLES = 5
-
-
-@dataclass
-class Failure:
-    suite: str
-    rule: Rule
-    count: int = 0
-    examples: list[dict[str, Any]] = field(default_factory=list)
-    event_ids: list[str] = field(default_factory=list)
-
-    def describe(self) -> str:
-        where = "; ".join(f"{e.get('source') or e.get('event_id')}: {e.get('value')!r}" for e in self.examples)
-        return f"[{self.rule.severity}] {self.suite}: {self.rule.name} failed for {self.count} events ({self.rule.why}). e.g. {where}"
-
-
-@dataclass
-class Report:
-    rows: int = 0
-    failures: list[Failure] = field(default_factory=list)
-    suites_version: str = SUITES_VERSION
-
-    @property
-    def errors(self) -> list[Failure]:
-        return [f for f in self.failures if f.rule.severity == "error"]
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.errors)
-
-    def reasons_by_event(self) -> dict[str, list[str]]:
-        """event_id -> the error rules it broke (what quarantine keeps with it)."""
-        reasons: dict[str, list[str]] = {}
-        for f in self.errors:
-            for event_id in f.event_ids:
-                reasons.setdefault(event_id, []).append(f"{f.suite}: {f.rule.name}: {f.rule.why}")
-        return reasons
-
-    def to_text(self) -> str:
-        head = f"data-quality check (suites {self.suites_version}): {self.rows} events, " \
-               f"{len(self.errors)} failed expectations, {len(self.failures) - len(self.errors)} warnings"
-        return "\n".join([head, *(f"  {f.describe()}" for f in self.failures)])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"suites_version": self.suites_version, "rows": self.rows, "passed": not self.failed,
-                "failures": [{"suite": f.suite, "expectation": f.rule.expectation, "column": f.rule.column,
-                              "severity": f.rule.severity, "why": f.rule.why, "count": f.count,
-                              "examples": f.examples} for f in self.failures]}
 
 
 class Gate:
@@ -155,13 +106,6 @@ def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
     con.execute(f"create or replace temp view batch as {batch_sql}")
     with _GATE_LOCK:
         return gate().check(iter(con.sql(CHECK_FRAME_SQL).to_arrow_reader(CHUNK_ROWS)))
-
-
-def check_staged(staged: Path) -> Report:
-    """A batch being ingested, in the order its files were read."""
-    files = literal(staged / "part-*.parquet")
-    return check_relation(batch_connection(staged), f"select *, file_row_number as row_number "
-                                            f"from read_parquet({files}, file_row_number = true)")
 
 
 def check_events(con: duckdb.DuckDBPyConnection) -> Report:

@@ -3,6 +3,7 @@
 -- p* = Stage-1 pass rate (as a fraction) of the best candidate peer on the task's
 -- dominant skill; a task without a dominant skill, or whose skill no candidate has
 -- Stage-1 data for, keeps q. gap = ceiling - actual.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW dcb_ceiling AS
 WITH tasks AS (
     SELECT t.run_id, t.trace_id, t.model, t.suite, t.quality, s.skill

@@ -1,4 +1,5 @@
 -- DecisionBench delegation fidelity@1 and @3 per condition (%), pooled over models and suites.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW dcb_fidelity AS
 SELECT
     condition,

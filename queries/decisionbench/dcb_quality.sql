@@ -2,6 +2,7 @@
 --
 -- Over evaluation tasks: every split but stage1 (profiling). p90_latency: continuous
 -- quantile. delegations_per_task: call_model invocations per task.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW dcb_quality AS
 SELECT
     model, suite, condition,

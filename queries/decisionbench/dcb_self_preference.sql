@@ -2,6 +2,7 @@
 --
 -- chance = (k - 1) / (N - 1) for a vendor with k models in an N-model pool; ratio is NULL
 -- when chance is 0 (the only model of its vendor). All splits and conditions pooled.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW dcb_self_preference AS
 WITH pool AS (
     SELECT DISTINCT model, vendor FROM dcb_pool

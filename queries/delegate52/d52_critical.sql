@@ -2,6 +2,7 @@
 --
 -- pct_critical = sum of critical drops / sum of all drops, pooled over the relays of a
 -- model (NULL when nothing dropped); avg_drop and avg_crit_drop are per-relay sums, averaged.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW d52_critical AS
 WITH per_relay AS (
     SELECT

@@ -2,6 +2,7 @@
 --
 -- Mean over the relays that reached round trip k/2 (incomplete relays count up to where
 -- they stopped); a relay is weighted once, whatever its domain.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW d52_rs_at_k AS
 SELECT
     model,

@@ -1,4 +1,5 @@
 -- EntCollabBench: per-role accuracy (the paper's Tables 4 and 5): (agent, subtask) pairs of the role passed / pairs, in points.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW ecb_role_accuracy AS
 SELECT
     model,

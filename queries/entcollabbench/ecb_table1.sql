@@ -3,6 +3,7 @@
 -- workflow_task / approval_task: single-step tasks passed; *_multi_subtask and
 -- *_multi_task: multi-step subtasks and tasks passed; *_avg: task-level over the
 -- subset's single- and multi-step tasks together; avg: task-level over all tasks.
+-- tracewh: materialize (a headline view: computed once per store version, in the catalog)
 CREATE OR REPLACE VIEW ecb_table1 AS
 WITH tasks AS (
     SELECT

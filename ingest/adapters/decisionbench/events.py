@@ -48,16 +48,27 @@ class _RunReader:
         self.m = manifest(run)
         self.run_id = self.m.req("run_id", "string")
         self.orchestrator = self.m.req("orchestrator", "string")
+        # Ids (hashes) several events ask for: a task's trace and span, a tool call's span (its
+        # call, delegation, result and peer completions). Kept for the run this reader reads.
+        self._spans: dict[tuple[object, ...], str] = {}
+        self._traces: dict[str, str] = {}
 
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         self.seq += 1
         return {"run_id": self.run_id, "benchmark": BENCHMARK, "kind": kind, "seq": self.seq, **fields}
 
     def _span(self, task_id: str, *parts: object) -> str:
-        return event_id(self.run_id, task_id, *parts)[:16]
+        key = (task_id, *parts)
+        span = self._spans.get(key)
+        if span is None:
+            span = self._spans[key] = event_id(self.run_id, *key)[:16]
+        return span
 
     def _task(self, task_id: str) -> dict[str, Any]:
-        return {"task_id": task_id, "trace_id": event_id(self.run_id, task_id)}
+        trace = self._traces.get(task_id)
+        if trace is None:
+            trace = self._traces[task_id] = event_id(self.run_id, task_id)
+        return {"task_id": task_id, "trace_id": trace}
 
     def manifest_events(self) -> Iterator[Located]:
         m = self.m
@@ -105,7 +116,7 @@ class _RunReader:
         content = t.opt("content", "string")
         payload = {"content": content, "content_chars": len(content or ""), **extra.pop("payload", {})}
         return self._event("llm_call", **self._task(task_id), agent=agent, model=model, ts=t.opt("ts", "string"),
-                           span_id=self._span(task_id, "line", t.line), parent_span_id=parent,
+                           span_id=event_id(self.run_id, task_id, "line", t.line)[:16], parent_span_id=parent,
                            prompt_tokens=prompt, completion_tokens=completion,
                            reasoning_tokens=usage.opt("reasoning_tokens", "integer"), cached_tokens=cached,
                            finish_reason=t.opt("finish_reason", "string"), latency_s=t.opt("latency_s", "number"),

@@ -3,6 +3,8 @@
 A header line `{"format": "tracewh-events/1"}`, then one event per line with the schema's
 column names (docs/events.md, "Native format"; there is no docs/formats/ page, the format
 being tracewh's own). Read as written: no mapping, only `seq` defaults to the line number.
+Read a block of lines at a time as Arrow columns (columns.py), or line by line (records.py,
+events.py) for small files and for blocks the bulk checks do not clear.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 from ....schema import NATIVE_FORMAT
 from ...context import AdapterContext
 from ...sources import SourceFile
-from ..base import FileAdapter
-from . import events, records
+from ..base import EventBatch, FileAdapter
+from . import columns, records
 
 
 class NativeAdapter(FileAdapter):
@@ -24,8 +26,8 @@ class NativeAdapter(FileAdapter):
     def sniff(self, file: SourceFile, ctx: AdapterContext) -> str | None:
         return records.sniff(file, ctx)
 
-    def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
-        return events.events(file, ctx)
+    def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]] | EventBatch]:
+        return columns.read(file, ctx)
 
 
 ADAPTER = NativeAdapter()

@@ -1,0 +1,99 @@
+"""Rows as text: CSV, JSON lines, Markdown and a terminal table, from column names and Python
+rows. Shared by the CLI, the HTTP service's downloads and the web page, and free of Arrow
+and dataframe libraries: loading one would cost more than most queries (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date, datetime, time
+from decimal import Decimal
+from typing import Any
+
+TEXT_WIDTH = 80  # longer text cells are cut in `table` and `markdown` (full in csv and json)
+FORMATS = ("table", "csv", "json", "markdown")
+
+
+def render(columns: list[str], rows: list[tuple], fmt: str) -> str:
+    """`fmt`: one of FORMATS."""
+    if fmt == "csv":
+        return to_csv(columns, rows)
+    if fmt == "json":
+        return "".join(json.dumps(dict(zip(columns, map(json_value, row))), ensure_ascii=False) + "\n" for row in rows)
+    if fmt == "markdown":
+        return _markdown(columns, rows)
+    return _table(columns, rows)
+
+
+def cell_text(value: Any) -> str:
+    """One cell as text: what SQL and CSV readers expect (true/false, ISO times, JSON for nested)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "\\x" + bytes(value).hex()
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(json_value(value), ensure_ascii=False)
+    return str(value)
+
+
+def json_value(value: Any) -> Any:
+    """A value JSON can hold: nested values kept, numbers as numbers, times and bytes as text."""
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Decimal):
+        return float(value)
+    return cell_text(value)
+
+
+def to_csv(columns: list[str], rows: list[tuple]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([cell_text(v) for v in row] for row in rows)
+    return out.getvalue()
+
+
+def _short(value: Any) -> str:
+    text = "null" if value is None else cell_text(value)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
+
+
+def _markdown(columns: list[str], rows: list[tuple]) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
+
+    numeric = [_is_numeric(rows, i) for i in range(len(columns))]
+    rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|\n"
+    return line(columns) + rule + "".join(line([_short(v) for v in row]) for row in rows)
+
+
+def _table(columns: list[str], rows: list[tuple]) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=box.SQUARE, header_style="bold", show_edge=True)
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="right" if _is_numeric(rows, i) else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*(_short(v) for v in row))
+    console = Console(width=10_000, color_system=None, highlight=False, soft_wrap=True)
+    with console.capture() as captured:
+        console.print(table, markup=False)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
+
+
+def _is_numeric(rows: list[tuple], i: int) -> bool:
+    values = [row[i] for row in rows if row[i] is not None]
+    return bool(values) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in values)

@@ -1,0 +1,163 @@
+"""The fast ingest paths store exactly what the per-record path stores: the same inputs ingested
+both ways give the same events, column by column (ids, values, payload text, times, defaults
+that depend on line numbers), and the same errors for bad input."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import llm_call, native_lines
+
+import tracewh as tw
+from tracewh.errors import BadInputError
+from tracewh.ingest import bulk, pipeline
+from tracewh.ingest.adapters.native import columns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from generate import GENERATORS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def benchmark_runs(tmp_path_factory) -> list[Path]:
+    """Every benchmark format at a small scale, and the native export of all of it."""
+    tmp = tmp_path_factory.mktemp("runs")
+    raw = {name: gen(tmp / "raw", 0.004, seed=5) for name, gen in GENERATORS.items()}
+    paths = [p for ps in raw.values() for p in ps]
+    tw.open(tmp / "wh").ingest(paths, check=False)
+    tw.open(tmp / "wh").export_events(tmp / "export.jsonl")
+    return [*paths, tmp / "export.jsonl"]
+
+
+def _irregular(*_: Any, **__: Any) -> Any:
+    raise bulk.Irregular("the per-record path, for the comparison")
+
+
+def per_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chunk and every block declined: events converted one at a time, native lines read one by one."""
+    monkeypatch.setattr(pipeline, "convert_batch", _irregular)
+    monkeypatch.setattr(columns, "_columns", _irregular)
+
+
+TAKEN = {"blocks": 0, "chunks": 0}  # how often the fast paths decided (not declined), in fast mode
+
+
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bulk paths also for small files, and blocks small enough that a file spans many."""
+    monkeypatch.setattr(columns, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(columns, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(columns, "_columns", _counted(columns._columns, "blocks"))
+    monkeypatch.setattr(pipeline, "convert_batch", _counted(pipeline.convert_batch, "chunks"))
+
+
+def _counted(function: Any, counter: str) -> Any:
+    def counted(*args: Any) -> Any:
+        result = function(*args)
+        TAKEN[counter] += 1
+        return result
+    return counted
+
+
+def stored(wh: Path) -> list[tuple]:
+    # run_attrs from --attr carry the time of the ingest: everything else must match to the bit
+    return tw.open(wh).sql("select * exclude (ts), case when source = '--attr' then null else ts end "
+                           "from events_raw order by event_id").fetchall()
+
+
+def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path], **options: Any) -> list[tuple]:
+    TAKEN.update(blocks=0, chunks=0)
+    results = []
+    for name, mode in (("fast", fast), ("per-record", per_record)):
+        with monkeypatch.context() as m:
+            mode(m)
+            tw.open(tmp_path / name).ingest(paths, **options)
+        results.append(stored(tmp_path / name))
+    assert results[0] == results[1]
+    return results[0]
+
+
+def test_every_benchmark_format_stores_the_same_events(tmp_path, monkeypatch, benchmark_runs):
+    events = both_ways(tmp_path, monkeypatch, benchmark_runs, check=False)
+    assert len(events) > 5000 and TAKEN["blocks"] > 10 and TAKEN["chunks"] > 10
+
+
+def test_attributes_and_the_gate_give_the_same_events(tmp_path, monkeypatch, benchmark_runs):
+    export = benchmark_runs[-1]
+    both_ways(tmp_path, monkeypatch, [export], attrs={"model": "filled-in", "condition": "x"})
+
+
+def native_variants(tmp_path: Path) -> Path:
+    """Native lines as people and tools write them: fields left out (ids, seq, source), times in
+    every form convert() reads, payloads with unsorted keys and escapes, nulls, blank lines."""
+    events = [llm_call("r1", i, ts=ts, prompt_tokens=i, cost_usd=i / 3, latency_s=1, finish_reason="stop",
+                       payload={"z": "é\n\"q\"", "a": [1.5, None, {"y": 2, "x": 1e-7}], "m": "\u2028"})
+              for i, ts in enumerate(["2026-05-01T10:00:01.250Z", "2026-05-01T12:00:00+02:00", "2026-05-01 10:00:00",
+                                      "2026-05-01T10:00:00.123456789Z", 1777629605.5, 1777629605, None])]
+    events += [{"run_id": "r2", "benchmark": "custom", "kind": "score", "score": 0.5, "task_id": "t\\1",
+                "event_id": "given", "batch_id": "mine", "source": "elsewhere:9", "model": None},
+               {"run_id": "r2", "benchmark": "custom", "kind": "run_started", "seq": 5, "ts": "2026-05-01"}]
+    text = native_lines(events).replace(b'"seq":3,', b"")  # seq left out: the line number
+    lines = text.split(b"\n")
+    text = b"\n".join(lines[:4] + [b"", b"   "] + lines[4:])  # blank lines shift later line numbers
+    path = tmp_path / "variants.jsonl"
+    path.write_bytes(text * 1)
+    return path
+
+
+def test_native_lines_in_every_form_store_the_same_events(tmp_path, monkeypatch):
+    source = native_variants(tmp_path)
+    events = both_ways(tmp_path, monkeypatch, [source], attrs={"model": "m"}, check=False)
+    assert len(events) == 9 + 2  # and the run_attrs of the two runs
+
+
+def test_a_gzipped_native_file_in_many_blocks(tmp_path, monkeypatch):
+    events = [llm_call(f"r{i % 7}", i, ts=f"2026-05-01T10:{i % 60:02d}:00Z", prompt_tokens=i, model="m",
+                       payload={"text": "x" * (i % 300), "i": i}) for i in range(3000)]
+    path = tmp_path / "many.jsonl.gz"
+    path.write_bytes(gzip.compress(native_lines(events)))
+    assert len(both_ways(tmp_path, monkeypatch, [path])) == 3000 and TAKEN["blocks"] > 10
+
+
+BAD_NATIVE = {
+    "a field of the wrong type": ('"prompt_tokens":5', '"prompt_tokens":"5"'),
+    "a float for an integer": ('"prompt_tokens":5', '"prompt_tokens":5.0'),
+    "a trailing comma": ('"prompt_tokens":5', '"prompt_tokens":5,'),
+    "NaN": ('"prompt_tokens":5', '"prompt_tokens":NaN'),
+    "an unknown field": ('"prompt_tokens":5', '"prompt_tokens":5,"tokens":5'),
+    "a null id": ('"prompt_tokens":5', '"prompt_tokens":5,"event_id":null'),
+    "an unknown kind": ('"kind":"llm_call"', '"kind":"llm_cal"'),
+    "a bad time": ('"prompt_tokens":5', '"prompt_tokens":5,"ts":"2026-02-30T00:00:00Z"'),
+    "a big integer": ('"prompt_tokens":5', '"prompt_tokens":9223372036854775808'),
+    "not JSON": ('"prompt_tokens":5', '"prompt_tokens":'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NATIVE))
+def test_bad_native_lines_give_the_per_record_error(tmp_path, monkeypatch, case):
+    old, new = BAD_NATIVE[case]
+    lines = native_lines([llm_call("r", i, prompt_tokens=5) for i in range(200)]).split(b"\n")
+    lines[150] = lines[150].replace(old.encode(), new.encode(), 1)
+    assert lines[150] != native_lines([llm_call("r", 149, prompt_tokens=5)]).split(b"\n")[1]
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    errors = []
+    for name, mode in (("fast", fast), ("per-record", per_record)):
+        with monkeypatch.context() as m:
+            mode(m)
+            with pytest.raises(BadInputError) as caught:
+                tw.open(tmp_path / name).ingest([path], check=False)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and "line 151" in errors[0]
+
+
+@pytest.mark.parametrize("odd", ['"prompt_tokens":5,"prompt_tokens":6', '"prompt_tokens":5,"payload":{"a":1,"a":2}',
+                                 '"prompt_tokens":5,"payload":{"t":"NaN, ]"}', '"prompt_tokens":5,"model":null'])
+def test_odd_but_valid_lines_store_what_the_per_record_path_stores(tmp_path, monkeypatch, odd):
+    lines = native_lines([llm_call("r", i, prompt_tokens=5) for i in range(200)]).split(b"\n")
+    lines[150] = lines[150].replace(b'"prompt_tokens":5', odd.encode(), 1)
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    assert len(both_ways(tmp_path, monkeypatch, [path])) == 200
