@@ -78,6 +78,7 @@ class Warehouse:
         self.sandbox = sandbox
         self.memory_limit = memory_limit  # per query connection, e.g. "512MB" (the service sets one)
         self._engine: QueryEngine | None = None
+        self._engine_version: int | None = None
         self._store: Store | None = None
 
     def __repr__(self) -> str:
@@ -103,13 +104,20 @@ class Warehouse:
 
     @property
     def engine(self) -> QueryEngine:
-        """The query engine over this version, its views from the version's compiled catalog."""
+        """The query engine over this version, its views from the version's compiled catalog.
+
+        An unpinned Warehouse follows the store: once another process commits, the next query
+        opens the new version (a Warehouse held for hours, as the service and notebooks hold
+        them, would otherwise answer from the version it first saw)."""
+        version = self.version
+        if self._engine is not None and version != self._engine_version:
+            self._engine.close()
+            self._engine = None
         if self._engine is None:
-            self._engine = self._open_engine()
+            self._engine, self._engine_version = self._open_engine(version), version
         return self._engine
 
-    def _open_engine(self) -> QueryEngine:
-        version = self.version
+    def _open_engine(self, version: int | None) -> QueryEngine:
         options = {"sandbox": self.path / "events" if self.sandbox else None, "memory_limit": self.memory_limit}
         if version is None:
             return QueryEngine([], **options)
@@ -126,7 +134,8 @@ class Warehouse:
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """The DuckDB connection (for registering your own data beside the store's); views appear
-        as `sql()` and `query()` need them."""
+        as `sql()` and `query()` need them. A commit by anyone moves an unpinned Warehouse to a
+        new connection: to keep registrations, query a pinned one (`as_of(wh.version)`)."""
         return self.engine.con
 
     def sql(self, query: str, params: list | dict | None = None) -> duckdb.DuckDBPyRelation:
