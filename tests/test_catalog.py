@@ -14,6 +14,7 @@ import pytest
 from helpers import llm_call, write_native
 
 import tracewh as tw
+from tracewh.errors import QueryError
 from tracewh.queries import catalog, guard, registry
 
 HEADLINE = ("d52_rs_at_k", "d52_critical", "ecb_table1", "ecb_role_accuracy", "dcb_quality", "dcb_fidelity",
@@ -134,3 +135,17 @@ def test_two_readers_while_a_writer_commits_see_whole_versions(tmp_path):
         assert len(seen) == 25 and set(seen) <= whole_versions, seen
         assert seen == sorted(seen)  # never back to an older version
     assert count(wh) == size * batches
+
+
+def test_a_view_the_data_breaks_fails_alone(tmp_path, views_copy):
+    """A materialized view that cannot be computed over the store's data stays a plain view:
+    it reports its error when asked, and every other query still works."""
+    (views_copy / "core" / "zz_fragile.sql").write_text(
+        "-- A view that casts run ids to integers.\n-- tracewh: materialize\n"
+        "CREATE OR REPLACE VIEW zz_fragile AS SELECT CAST(run_id AS INTEGER) AS n FROM events;\n")
+    forget_views()
+    wh = tmp_path / "wh"
+    ingest(wh, "a.jsonl", [llm_call("not-a-number", 0)])
+    assert count(wh) == 1
+    with pytest.raises(QueryError, match="Could not convert string 'not-a-number'"):
+        tw.open(wh).query("select * from zz_fragile")
