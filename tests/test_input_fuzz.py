@@ -32,6 +32,7 @@ import sys
 import time
 import traceback
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,7 +200,7 @@ def mutate_gzip(rng: random.Random, data: bytes) -> bytes:
         return rng.choice(BYTES)(rng, data)
     try:
         plain = gzip.decompress(data)
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, zlib.error):  # an earlier mutation broke the stream: keep breaking it
         return flip(rng, data)
     return gzip.compress(rng.choice(CONTENT)(rng, plain), mtime=0)
 
