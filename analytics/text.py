@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -79,19 +80,28 @@ def _markdown(columns: list[str], rows: list[tuple]) -> str:
 
 
 def _table(columns: list[str], rows: list[tuple]) -> str:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+    """A box-drawn table, numbers right-aligned. Written here rather than with rich, whose import
+    and per-cell rendering cost more than the query behind most tables (docs/performance.md)."""
+    cells = [list(columns)] + [[_short(v) for v in row] for row in rows]
+    widths = [max(_width(line[i]) for line in cells) for i in range(len(columns))]
+    right = [_is_numeric(rows, i) for i in range(len(columns))]
 
-    table = Table(box=box.SQUARE, header_style="bold", show_edge=True)
-    for i, column in enumerate(columns):
-        table.add_column(column, justify="right" if _is_numeric(rows, i) else "left", no_wrap=True)
-    for row in rows:
-        table.add_row(*(_short(v) for v in row))
-    console = Console(width=10_000, color_system=None, highlight=False, soft_wrap=True)
-    with console.capture() as captured:
-        console.print(table, markup=False)
-    return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
+    def rule(left: str, middle: str, end: str) -> str:
+        return left + middle.join("─" * (w + 2) for w in widths) + end + "\n"
+
+    def line(values: list[str], align: list[bool]) -> str:
+        padded = (" " * (w - _width(v)) + v if r else v + " " * (w - _width(v)) for v, w, r in zip(values, widths, align))
+        return ("│ " + " │ ".join(padded) + " │").rstrip() + "\n"
+
+    body = "".join(line(values, right) for values in cells[1:])
+    return rule("┌", "┬", "┐") + line(cells[0], right) + rule("├", "┼", "┤") + body + rule("└", "┴", "┘")
+
+
+def _width(text: str) -> int:
+    """Terminal columns: wide (CJK) characters take two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _is_numeric(rows: list[tuple], i: int) -> bool:

@@ -118,12 +118,10 @@ def views(
     if sql_text:
         print(_open(warehouse).view_script(dialect, location), end="")
         return
-    from rich.console import Console
-
-    console = Console()
-    for view in _open(warehouse).views():
-        console.print(f"[bold]{view.name}[/bold]  {view.description}")
-        console.print("    " + ", ".join(f"{name} [dim]{kind.lower()}[/dim]" for name, kind in view.columns), highlight=False)
+    # Plain text, written at once: styling it with rich cost more than the listing (docs/performance.md).
+    sys.stdout.write("".join(f"{view.name}  {view.description}\n"
+                             f"    {', '.join(f'{name} {kind.lower()}' for name, kind in view.columns)}\n"
+                             for view in _open(warehouse).views()))
 
 
 @app.command()
