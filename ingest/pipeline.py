@@ -118,7 +118,7 @@ def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceR
     attrs = ctx.attrs
     key = batch_key(source.digest, attrs)
     store.remove_dead_staging()  # on every path: what a killed ingest left goes now, not at the next new batch
-    if store.find_batch(key) is not None:  # cheap early exit; commit() checks again under the lock
+    if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
         return SourceReport(str(source.path), source.digest, [], 0, CommitResult(None, 0, 0, already_ingested=True))
     batch_id = "b" + key[:24]  # the batch key: same content with new --attr values is another batch
     with store.staging() as staged:

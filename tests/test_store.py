@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,26 @@ def test_two_concurrent_ingests_both_land(tmp_path, wh):
         ("a", 2000), ("b", 3000)]
 
 
+def test_a_writer_sees_batches_other_processes_committed(tmp_path, wh):
+    """A long-lived writer reads only the log's new commits for idempotency; what another
+    process commits meanwhile still counts, and a store made anew starts from nothing."""
+    from tracewh.warehouse.store import Store
+
+    a = _batch(tmp_path, "a", 3)
+    writer = tw.open(wh)
+    writer.ingest([a])
+    assert writer.store.has_batch(writer.log()[0].key)
+    tracewh("ingest", _batch(tmp_path, "b", 4), "-w", wh, check=True)  # another process
+    key_b = Store(wh).batches()[-1].key
+    assert writer.store.has_batch(key_b)
+    assert writer.ingest([tmp_path / "b.jsonl"]).sources[0].commit.already_ingested
+    assert store_version(wh) == 2
+
+    shutil.rmtree(wh)  # the store deleted and made anew under the same path
+    tracewh("ingest", a, "-w", wh, check=True)
+    assert not writer.store.has_batch(key_b) and store_version(wh) == 1
+    writer.ingest([tmp_path / "b.jsonl"])
+    assert tw.open(wh).sql("select run_id, count(*) from events group by 1 order by 1").fetchall() == [("a", 3), ("b", 4)]
 
 
 def test_delta_checkpoints_survive_later_ingests(tmp_path, wh):

@@ -36,7 +36,7 @@ from deltalake.exceptions import TableNotFoundError
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
 from .batchdb import batch_connection
-from .deltalog import LogReferences, data_files, file_sizes, same_file_names
+from .deltalog import LogIndex, data_files, file_sizes, same_file_names
 from .layout import latest_version, resolve_root
 from .permissions import store_umask
 from .quarantine import Quarantine
@@ -90,7 +90,7 @@ class Store:
         self.root = resolve_root(root)
         self.table_path = self.root / "events"
         self._stored_ids = StoredIds()  # kept between commits: a long-lived writer reads each file once
-        self._log_references = LogReferences(self.table_path)  # likewise each commit of the log
+        self._log = LogIndex(self.table_path, META + "key")  # likewise each commit of the log
 
     # -- reading --------------------------------------------------------------
 
@@ -120,8 +120,10 @@ class Store:
         table = self.table()
         return [] if table is None else _batches(table)
 
-    def find_batch(self, key: str) -> Batch | None:
-        return next((b for b in self.batches() if b.key == key), None)
+    def has_batch(self, key: str) -> bool:
+        """Whether a batch with this key is committed (read off the log's new commits only)."""
+        keys = self._log.keys()
+        return key in keys if keys is not None else any(b.key == key for b in self.batches())
 
     # -- writing --------------------------------------------------------------
 
@@ -158,7 +160,7 @@ class Store:
         with self.lock():
             table = self._ensure_table()  # loaded once: each load reads the Delta log
             self.remove_orphans(table)
-            if any(b.key == meta["key"] for b in _batches(table)):
+            if self.has_batch(meta["key"]):
                 return CommitResult(None, 0, 0, already_ingested=True)
             con = con or batch_connection(staged)
             quarantined = 0
@@ -249,7 +251,7 @@ class Store:
         candidates = [p for p in on_disk if p not in current]
         if not candidates:
             return []
-        referenced = self._log_references.files()
+        referenced = self._log.files()
         if referenced is None:
             return []
         names = same_file_names(referenced | current)
