@@ -44,6 +44,7 @@ from reference import data_files, reference_ingest  # noqa: E402
 HEADLINE_VIEWS = ("d52_rs_at_k", "d52_critical", "ecb_table1", "dcb_quality", "dcb_fidelity", "dcb_self_preference",
                   "dcb_ceiling")
 ADAPTER_BENCHMARKS = ("delegate52", "decisionbench", "entcollabbench")  # ingested through their own adapters
+SWEEP_ARCHIVES = 18  # "a sweep of 18 small DecisionBench archives" (docs/performance.md)
 
 
 # ------------------------------------------------------------------------- helpers
@@ -60,6 +61,13 @@ def zip_folder(folder: Path, out: Path) -> Path:
         for path in data_files([folder]):
             z.write(path, path.relative_to(folder))
     return out
+
+
+def sweep_archives(roots: list[Path], out: Path) -> list[Path]:
+    """One zip per run folder, for the first SWEEP_ARCHIVES folders: a sweep as labs ship it."""
+    out.mkdir(parents=True, exist_ok=True)
+    folders = sorted(p for root in roots for p in root.iterdir() if p.is_dir())[:SWEEP_ARCHIVES]
+    return [zip_folder(folder, out / f"{folder.name}.zip") for folder in folders]
 
 
 def run_measured(args: list[str]) -> tuple[float, int]:
@@ -164,7 +172,7 @@ def targets(result: dict[str, Any], scale: float) -> list[tuple[str, bool, str]]
     ingest, checks = result["ingest"], []
     native = ingest["native"]["vs_reference"]
     checks.append(("native ingest >= 50% of the pyarrow reference", native >= 0.5, f"{native:.0%}"))
-    for bench in ADAPTER_BENCHMARKS:
+    for bench in (*ADAPTER_BENCHMARKS, "decisionbench_sweep"):
         r = ingest[bench]["vs_reference"]
         checks.append((f"{bench} adapter ingest >= 20% of the reference", r >= 0.2, f"{r:.0%}"))
     for view, t in result["views"].items():
@@ -214,6 +222,10 @@ def main() -> None:
         print(f"ingesting {bench} ...", flush=True)
         result["ingest"][bench] = measure_ingest(bench, paths, warehouse, args.work)
     result["ingest"]["delegate52"]["archive_plain_bytes"] = raw_bytes(raw["delegate52"])
+    print(f"ingesting a sweep of {SWEEP_ARCHIVES} small DecisionBench archives ...", flush=True)
+    result["ingest"]["decisionbench_sweep"] = measure_ingest(
+        "decisionbench-sweep", sweep_archives(raw["decisionbench"], args.work / "sweep"), args.work / "warehouse-sweep",
+        args.work)
     native = args.work / "native.jsonl"
     subprocess.run([sys.executable, "-m", "tracewh", "export-events", str(native), "-w", str(warehouse)], check=True,
                    capture_output=True)

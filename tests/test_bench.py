@@ -16,7 +16,7 @@ sys.path.insert(0, str(BENCH))
 
 from alternatives import METRICS, duckdb_raw, load_sqlite  # noqa: E402
 from generate import GENERATORS  # noqa: E402
-from run import _same, reference_ingest  # noqa: E402
+from run import SWEEP_ARCHIVES, _same, reference_ingest, sweep_archives  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +52,15 @@ def test_reference_ingest_reads_every_record(sweep, tmp_path):
     lines = sum(p.read_bytes().count(b"\n") for d in raw["entcollabbench"] for p in d.rglob("*.jsonl"))
     json_files = sum(1 for d in raw["entcollabbench"] for _ in d.glob("*.json"))
     assert records == lines + json_files and seconds > 0
+
+
+def test_sweep_archives_hold_the_same_runs_as_their_folders(sweep, tmp_path):
+    tmp, raw = sweep
+    archives = sweep_archives(raw["decisionbench"], tmp_path / "zips")
+    assert len(archives) == SWEEP_ARCHIVES and all(p.suffix == ".zip" for p in archives)
+    tracewh("ingest", *archives, "-w", tmp_path / "wh", check=True)
+    query = "select run_id, kind, count(*) from events where kind <> 'run_attrs' group by all order by all"
+    runs = sorted(p.stem for p in archives)
+    from_zips = tw.open(tmp_path / "wh").sql(query).fetchall()
+    from_folders = [r for r in tw.open(tmp / "wh").sql(query).fetchall() if r[0] in runs]
+    assert {r[0] for r in from_zips} == set(runs) and from_zips == from_folders

@@ -80,11 +80,13 @@ def test_a_writer_sees_batches_other_processes_committed(tmp_path, wh):
     assert writer.ingest([tmp_path / "b.jsonl"]).sources[0].commit.already_ingested
     assert store_version(wh) == 2
 
-    shutil.rmtree(wh)  # the store deleted and made anew under the same path
+    shutil.rmtree(wh)  # the store deleted and made anew under the same path, as long as before
     tracewh("ingest", a, "-w", wh, check=True)
-    assert not writer.store.has_batch(key_b) and store_version(wh) == 1
+    tracewh("ingest", _batch(tmp_path, "c", 2), "-w", wh, check=True)
+    assert not writer.store.has_batch(key_b) and store_version(wh) == 2
     writer.ingest([tmp_path / "b.jsonl"])
-    assert tw.open(wh).sql("select run_id, count(*) from events group by 1 order by 1").fetchall() == [("a", 3), ("b", 4)]
+    assert tw.open(wh).sql("select run_id, count(*) from events group by 1 order by 1").fetchall() == [
+        ("a", 3), ("b", 4), ("c", 2)]
 
 
 def test_delta_checkpoints_survive_later_ingests(tmp_path, wh):

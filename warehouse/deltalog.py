@@ -75,6 +75,7 @@ class LogIndex:
         self.referenced: set[Path] = set()
         self.batch_keys: set[str] = set()
         self.read = 0  # commits read: versions 0 .. read - 1
+        self.first: tuple[int, int] | None = None  # commit 0's inode and mtime: which table was read
 
     def files(self) -> set[Path] | None:
         return self.referenced if self._refresh() else None
@@ -87,8 +88,10 @@ class LogIndex:
         commits = sorted(p for p in log.iterdir() if COMMIT_FILE.match(p.name)) if log.is_dir() else []
         if not commits or any(int(p.name[:20]) != i for i, p in enumerate(commits)):
             return False
-        if len(commits) < self.read:  # a table made anew under the same path
+        first = commits[0].stat()
+        if (first.st_ino, first.st_mtime_ns) != self.first:  # a table made anew under the same path
             self.referenced, self.batch_keys, self.read = set(), set(), 0
+            self.first = (first.st_ino, first.st_mtime_ns)
         root = str(self.table_root)
         for commit in commits[self.read:]:
             for line in commit.read_bytes().splitlines():
