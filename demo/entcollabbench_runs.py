@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -161,11 +162,16 @@ class _Subtask:
         return {"servers": servers, "errors": []} if servers else {}
 
 
+def _stamp(day: int, n: int) -> str:
+    """Task n of the day's run started n minutes after 09:00 (past midnight on big runs)."""
+    return (datetime(2026, 4, day, 9) + timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:00.000Z")
+
+
 def play_run(rng: random.Random, model: str, reliability: float, tasks: list[dict[str, Any]],
              subset: str, day: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     results, trajectory = [], []
     for n, task in enumerate(tasks, start=1):
-        task_id, stamp = f"task_{n}", f"2026-04-{day:02d}T{9 + n // 60:02d}:{n % 60:02d}:00.000Z"
+        task_id, stamp = f"task_{n}", _stamp(day, n)
         reports, entries, failed = [], [], False
         for i, sub in enumerate(task["sub_task_list"]):
             sub_id, begin = f"{task_id}_{i + 1}", sub["beginning_agent"]

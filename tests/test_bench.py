@@ -64,3 +64,13 @@ def test_sweep_archives_hold_the_same_runs_as_their_folders(sweep, tmp_path):
     from_zips = tw.open(tmp_path / "wh").sql(query).fetchall()
     from_folders = [r for r in tw.open(tmp / "wh").sql(query).fetchall() if r[0] in runs]
     assert {r[0] for r in from_zips} == set(runs) and from_zips == from_folders
+
+
+def test_entcollabbench_task_times_stay_valid_past_midnight():
+    """At --scale 10 a run has 3,000 tasks a minute apart: the clock must roll into the next day."""
+    from datetime import datetime
+
+    from tracewh.demo.entcollabbench_runs import _stamp
+
+    times = [datetime.fromisoformat(_stamp(12, n).replace("Z", "+00:00")) for n in range(1, 3001)]
+    assert times == sorted(set(times)) and times[0].hour == 9 and times[-1].day == 14
