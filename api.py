@@ -326,12 +326,12 @@ class Warehouse:
         """Runs as OpenTelemetry traces: OTLP/JSON lines to `out` ('-' = stdout) and/or POSTed to an
         OTLP/HTTP `endpoint` (with `headers`). Filters: runs, benchmarks, and runs with an event of
         one of `models`; none = every run."""
-        from .analytics.otlp_export import export_otlp
+        from .analytics.otlp_export import EXPORT_QUERY, export_otlp
 
         if out is None and endpoint is None:
             raise UsageError("give an output file ('-' for stdout) or an OTLP/HTTP endpoint, or both")
-        return export_otlp(self, None if out is None else Path(out), run_ids=run_ids, benchmarks=benchmarks,
-                           models=models, endpoint=endpoint, headers=headers)
+        reader = self.engine.reader(EXPORT_QUERY, [run_ids or None, benchmarks or None, models or None])
+        return export_otlp(reader, None if out is None else Path(out), endpoint=endpoint, headers=headers)
 
     def plot(self, kind: str, out: Path, where: str | None = None) -> Path:
         """A figure from a view (rs-curves, critical-curves, pareto, vendor-flow, role-accuracy)."""

@@ -34,15 +34,13 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from ..errors import UsageError
 from ..version import __version__
-
-if TYPE_CHECKING:
-    from ..api import Warehouse
 
 SPANS_PER_REQUEST = 1000
 MAX_SPANS_PER_REQUEST = 20_000
@@ -120,13 +118,11 @@ class OtlpExport:
     sent: int = 0  # requests an endpoint accepted
 
 
-def export_otlp(wh: Warehouse, out: Path | None, *, run_ids: list[str] | None = None,
-                benchmarks: list[str] | None = None, models: list[str] | None = None,
-                endpoint: str | None = None, headers: dict[str, str] | None = None) -> OtlpExport:
-    """Write the chosen runs as OTLP/JSON lines to `out` (Path('-') = stdout) and/or POST them to
-    an OTLP/HTTP `endpoint` (the full URL, /v1/traces included) with `headers`."""
+def export_otlp(reader: pa.RecordBatchReader, out: Path | None, *, endpoint: str | None = None,
+                headers: dict[str, str] | None = None) -> OtlpExport:
+    """Write the rows of EXPORT_QUERY's `reader` as OTLP/JSON lines to `out` (Path('-') = stdout)
+    and/or POST them to an OTLP/HTTP `endpoint` (the full URL, /v1/traces included) with `headers`."""
     summary = OtlpExport()
-    reader = wh.engine.reader(EXPORT_QUERY, [run_ids or None, benchmarks or None, models or None])
     sender = Sender(endpoint, headers or {}) if endpoint else None
     with _output(out) as stream:
         for request in _requests(_rows(reader), summary):
@@ -148,7 +144,7 @@ def _output(out: Path | None) -> Any:
         raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
 
 
-def _rows(reader: Any) -> Iterator[dict[str, Any]]:
+def _rows(reader: pa.RecordBatchReader) -> Iterator[dict[str, Any]]:
     for batch in reader:
         yield from batch.to_pylist()
 

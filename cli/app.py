@@ -321,7 +321,8 @@ def serve(
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os
 
-    from ..service.app import ServiceConfig, create_app
+    from ..service.app import create_app
+    from ..service.config import ServiceConfig
     from ..service.server import run
 
     hosts = tuple(dict.fromkeys([*ServiceConfig.allowed_hosts_default(), host, *allow_host]))

@@ -7,6 +7,7 @@ stream. A bad record aborts the whole source before anything is committed.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import hashlib
 import json
@@ -127,6 +128,7 @@ def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceR
             adapters, claimed = _stage_source(writer, source, ctx)
             writer.add_run_attrs()
             writer.close()
+        release_freed_memory()
         meta = {"digest": source.digest, "key": key, "batch_id": batch_id, "source": str(source.path),
                 "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
         flags: list[str] = []
@@ -162,6 +164,17 @@ def cycle_collection_paused() -> Iterator[None]:
             _PAUSES -= 1
             if _PAUSES == 0 and _WAS_ENABLED:
                 gc.enable()
+
+
+def release_freed_memory() -> None:
+    """Hand back to the OS what staging freed (millions of event dicts, Arrow buffers of every
+    chunk), which the allocators otherwise keep: about 0.1 GB at scale 1, resident through the
+    gate's DuckDB budget and the Delta writer's buffers that come on top of it."""
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # glibc's; elsewhere there is nothing to call
+    except (OSError, AttributeError):
+        pass
 
 
 def _gate(staged: Path, con: duckdb.DuckDBPyConnection, source: Source, ctx: AdapterContext,

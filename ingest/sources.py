@@ -172,7 +172,8 @@ def open_zip(path: Path, limits: Limits) -> Source:
     try:
         archive = zipfile.ZipFile(path)
         members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    # NotImplementedError: a zip version zipfile does not read; ValueError: a name that does not decode
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as e:
         raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
     files, others, seen, total = [], [], set(), 0
     for info in members:

@@ -9,12 +9,10 @@ validated pipeline as the CLI. Errors become statuses in one place (service/erro
 
 from __future__ import annotations
 
-import hmac
 import io
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,39 +29,18 @@ from ..errors import QueryTimeout
 from ..queries.engine import python_values
 from ..version import __version__
 from ..warehouse.layout import latest_version, resolve_root
+from .config import ServiceConfig, authorise
 from .errors import install_error_handlers
 from .gate import QueryGate
 from .readers import Readers
 from .otlp import install_otlp
-from .upload import receive_file, refusal
+from .upload import receive_file
 from .web import install_web
 
 UPLOAD_SUFFIXES = (".zip", ".jsonl", ".jsonl.gz", ".json", ".ndjson")
 RESERVED_PARAMS = ("limit", "offset", "format")
 MAX_OFFSET = 1 << 62
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class ServiceConfig:
-    warehouse: Path
-    token: str | None = None  # ingest is refused when no token is configured
-    row_cap: int = 10_000
-    query_seconds: float = 10.0
-    max_upload_bytes: int = 512 << 20
-    max_response_bytes: int = 64 << 20  # rows past this are cut (`truncated: true`)
-    query_memory: str = "512MB"  # DuckDB memory per query connection
-    running_queries: int = 4  # at once; more wait ...
-    # ... up to this many (waiting holds no thread), the rest get 503 + Retry-After, as do those
-    # that wait longer than query_seconds. 32 turned 50 clients of cheap queries into 503s.
-    waiting_queries: int = 128
-    allowed_hosts: tuple[str, ...] = field(default=LOOPBACK_NAMES)  # the Host header allow-list
-    body_idle_seconds: float = 30.0  # an upload that stalls this long is dropped
-
-    @staticmethod
-    def allowed_hosts_default() -> tuple[str, ...]:
-        return LOOPBACK_NAMES
 
 
 class SQLRequest(BaseModel):
@@ -153,7 +130,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
 
     @app.post("/ingest", openapi_extra=UPLOAD_SCHEMA)
     async def ingest(request: Request) -> dict[str, Any]:
-        _authorise(config, request.headers.get("authorization"))  # before a byte of the body is read
+        authorise(config, request.headers.get("authorization"))  # before a byte of the body is read
         with tempfile.TemporaryDirectory(prefix="tracewh-upload-") as folder:
             path = await receive_file(request, Path(folder), config.max_upload_bytes, config.body_idle_seconds,
                                       UPLOAD_SUFFIXES)
@@ -165,14 +142,6 @@ def create_app(config: ServiceConfig) -> FastAPI:
     install_otlp(app, config)  # POST /v1/traces: OTLP/HTTP traces in, group-committed (service/otlp.py)
     install_web(app, config, reading)  # the web page at / (service/web/): this app, its gate and Warehouse
     return app
-
-
-def _authorise(config: ServiceConfig, authorization: str | None) -> None:
-    if not config.token:
-        raise refusal(403, "ingest is disabled: start the service with a token (TRACEWH_SERVICE_TOKEN)")
-    scheme, _, given = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), config.token.encode()):
-        raise refusal(401, "a valid bearer token is required to ingest", headers={"WWW-Authenticate": "Bearer"})
 
 
 def _rows(table: Any, deadline: float) -> list[dict[str, Any]]:

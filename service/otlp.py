@@ -1,7 +1,7 @@
 """The OTLP/HTTP traces receiver of `tracewh serve`: POST /v1/traces, as the OpenTelemetry SDKs'
 OTLP/HTTP exporters and the Collector send it (docs/formats/otel.md §2).
 
-- Authorised as POST /ingest is (service/app.py): a server started without a token refuses with
+- Authorised as POST /ingest is (service/config.py): a server started without a token refuses with
   403 and says how to set one; a missing or wrong bearer token gets 401. Checked before the body
   is read; nothing is stored.
 - Bodies: `application/x-protobuf` or `application/json` (OTLP/JSON), plain, gzip or deflate,
@@ -29,7 +29,7 @@ import zlib
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
@@ -37,9 +37,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import BadInputError, QualityError, TracewhError
 from ..warehouse.layout import resolve_root
-
-if TYPE_CHECKING:
-    from .app import ServiceConfig
+from .config import ServiceConfig, authorise
 
 log = logging.getLogger("tracewh.otlp")
 PATH = "/v1/traces"
@@ -150,8 +148,6 @@ def _answer(group: list[_Request], *, result: Any = None, error: BaseException |
 
 def install_otlp(app: FastAPI, config: ServiceConfig) -> None:
     """Add POST /v1/traces to the service's app."""
-    from .app import _authorise  # the service's one bearer-token rule (imported once app.py is loaded)
-
     committer = Committer(resolve_root(config.warehouse))
     limit = min(MAX_BODY_BYTES, config.max_upload_bytes)
 
@@ -160,7 +156,7 @@ def install_otlp(app: FastAPI, config: ServiceConfig) -> None:
     async def traces(request: Request) -> Response:
         as_json = (request.headers.get("content-type") or "").split(";")[0].strip().lower() == JSON
         try:
-            _authorise(config, request.headers.get("authorization"))
+            authorise(config, request.headers.get("authorization"))
             body = await _read_body(request, limit, config.body_idle_seconds)
             message, spans = await run_in_threadpool(_decode, body, request.headers, limit)
             if spans:

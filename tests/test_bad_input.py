@@ -36,6 +36,15 @@ def corrupt_zip_member(tmp: Path) -> Path:
     return path
 
 
+def future_zip_version(tmp: Path) -> Path:
+    """A zip whose directory asks for a zip version zipfile does not read (found by the input fuzz)."""
+    data = bytearray(write_zip(tmp / "bad.zip", {"a.jsonl": native_lines(GOOD)}).read_bytes())
+    entry = data.find(b"PK\x01\x02")  # the central directory entry: version made by, version needed
+    data[entry + 5] = data[entry + 6] = 230
+    (tmp / "bad.zip").write_bytes(bytes(data))
+    return tmp / "bad.zip"
+
+
 def escaping_zip(tmp: Path) -> Path:
     return write_zip(tmp / "bad.zip", {"ok.jsonl": native_lines(GOOD), "../../etc/evil.jsonl": native_lines(GOOD)})
 
@@ -56,6 +65,7 @@ def written(data: bytes):
 CASES = {
     "truncated zip": (truncated_zip, ["bad.zip", "not a readable zip"]),
     "corrupt zip member": (corrupt_zip_member, ["bad.zip!a.jsonl", "corrupt"]),
+    "zip version not supported": (future_zip_version, ["bad.zip", "not a readable zip", "zip file version"]),
     "entry escaping the archive": (escaping_zip, ["../../etc/evil.jsonl", "escapes the archive"]),
     "absurd compression ratio": (zip_bomb, ["bomb.jsonl", "compression ratio"]),
     "invalid JSON": (written(_lines(OK_LINE, b'{"run_id": "r1",')), ["bad.jsonl, line 3", "invalid JSON"]),

@@ -149,3 +149,21 @@ def test_help_explains_every_command():
         assert command in out
     assert "--as-of" in tracewh("sql", "--help", check=True).out
     assert "--attr" in tracewh("ingest", "--help", check=True).out
+
+
+@pytest.mark.parametrize("args, says", [
+    (["sql", "--nope", "select 1"], "No such option: --nope (see `"),  # `tracewh sql --help`, as it was run
+    (["sql"], "Missing argument 'query'. (see `"),
+    (["ingets"], "No such command 'ingets'."),
+    (["sql", "-- a comment first\nselect 1"], "a value that starts with '-' goes after `--`"),
+])
+def test_usage_errors_are_one_line_that_says_what_to_do(args, says):
+    result = tracewh(*args)
+    assert result.code == 2 and result.err.count("\n") == 1 and says in result.err, result.err
+
+
+def test_a_query_that_starts_with_a_comment_runs_after_double_dash(demo):
+    result = tracewh("sql", "-w", demo, "-f", "csv", "--", "-- runs of the demo agent\nselect count(*) as n from runs "
+                     "where benchmark = 'agentdemo'")
+    assert result.out == "n\n6\n" and result.code == 0
+    assert tracewh().code == 2 and "Commands" in tracewh().out + tracewh().err  # bare `tracewh`: the help

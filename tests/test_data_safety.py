@@ -25,7 +25,8 @@ from fastapi.testclient import TestClient
 from helpers import native_lines, serving, tracewh, write_native, write_zip
 
 import tracewh as tw
-from tracewh.service.app import ServiceConfig, create_app
+from tracewh.service.app import create_app
+from tracewh.service.config import ServiceConfig
 
 TOKEN = "data-safety-token"
 TESTS = Path(__file__).parent

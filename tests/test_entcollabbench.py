@@ -414,6 +414,17 @@ def test_bad_result_rows_are_refused_naming_file_line_and_field(tmp_path, line, 
     assert store_version(wh) is None
 
 
+def test_a_task_file_entry_that_is_no_task_is_refused(tmp_path):
+    """Found by the full-count input fuzz: a number among the tasks was a traceback."""
+    tasks = [{"task_id": "task_1", "beginning_agent": "a"}, 1.5]
+    archive = write_zip(tmp_path / "bad.zip", {"result-x.jsonl": jsonl([{"timestamp": "2026-04-06T09:00:00Z", "task_id": "task_1", "task_passed": 1}]),
+                                                  "x.json": json.dumps(tasks).encode()})
+    out = tracewh("ingest", archive, "-w", tmp_path / "wh", "--attr", "model=m")
+    assert out.code == 2 and "bad.zip!x.json" in plain(out.err)
+    assert "field '[1]': expected a task (a JSON object), got float" in plain(out.err)
+    assert store_version(tmp_path / "wh") is None
+
+
 def test_a_trajectory_without_its_result_file_is_refused(tmp_path):
     archive = write_zip(tmp_path / "t.zip", {"traj/traj-x.jsonl": jsonl([trajectory_line("task_1", "2026-04-06T09:00:00Z", [])])})
     out = tracewh("ingest", archive, "-w", tmp_path / "wh")

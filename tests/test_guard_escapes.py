@@ -31,7 +31,8 @@ from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.errors import TracewhError
 from tracewh.queries.engine import QueryEngine
 from tracewh.queries.guard import _dialects
-from tracewh.service.app import ServiceConfig, create_app
+from tracewh.service.app import create_app
+from tracewh.service.config import ServiceConfig
 
 SPARK_FAMILY = ["spark", "hive", "databricks", "bigquery", "clickhouse", "spark2", "snowflake", "redshift"]
 DIALECTS = _dialects()

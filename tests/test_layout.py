@@ -15,7 +15,8 @@ from helpers import llm_call, tracewh, write_native
 
 import tracewh as tw
 from tracewh.errors import QueryError
-from tracewh.service.app import ServiceConfig, create_app
+from tracewh.service.app import create_app
+from tracewh.service.config import ServiceConfig
 
 PACKAGE = Path(tw.__file__).parent
 
@@ -79,3 +80,45 @@ def test_every_package_ships():
                for p in PACKAGE.rglob("__init__.py")
                if not {"tests", "bench", ".venv", "build"} & set(p.relative_to(PACKAGE).parts)}
     assert on_disk == listed
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("tracewh", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's own modules `path` imports anywhere in it (lazy and TYPE_CHECKING imports too)."""
+    import ast
+
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            # `from . import x` names the submodule x; `from .m import f` the module m
+            targets = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules] or [base]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in modules and t != name)
+    return found
+
+
+def test_no_module_imports_itself_back():
+    """Imports run one way: no circle of modules, counting every import in a file (a lazy import
+    inside a function still ties the two modules together for a reader)."""
+    from graphlib import CycleError, TopologicalSorter
+
+    paths = [p for p in PACKAGE.rglob("*.py") if not {"tests", "bench", "examples", ".venv"} & set(p.relative_to(PACKAGE).parts)]
+    modules = {_module_name(p) for p in paths}
+    graph = {_module_name(p): _imports(p, modules) for p in paths}
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        pytest.fail(f"import circle: {' -> '.join(error.args[1])}")

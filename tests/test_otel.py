@@ -145,7 +145,8 @@ def test_otlp_json_bodies_get_json_answers_and_dual_conventions_agree(server):
 def test_no_token_wrong_token_or_no_configured_token_stores_nothing(server, tmp_path):
     from fastapi.testclient import TestClient
 
-    from tracewh.service.app import ServiceConfig, create_app
+    from tracewh.service.app import create_app
+    from tracewh.service.config import ServiceConfig
 
     _, spans = genai_run("otel-unauthorised", seed=14)
     before = store_version(server.wh)

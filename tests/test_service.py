@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 from helpers import llm_call, native_lines, serving, store_version, tracewh, write_zip
 
 from tracewh.demo.agent_runs import write_demo_runs
-from tracewh.service.app import ServiceConfig, create_app
+from tracewh.service.app import create_app
+from tracewh.service.config import ServiceConfig
 
 TOKEN = "test-token-from-the-environment"
 

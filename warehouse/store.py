@@ -308,39 +308,58 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
     """The staged events minus ids already in `files` (the store's), minus repeats within the
     batch (the lowest seq stays) and minus `excluded` (held in quarantine).
 
-    Decided on (event_id, seq, position) alone. When nothing is left out (the usual batch)
-    the staged files are the new events as they are; otherwise the kept rows stream through
-    a semi-join into staged/NEW_EVENTS, so memory does not grow with payload sizes."""
+    Decided on (event_id, seq, position) alone, by streamed queries over the staged files: no
+    table of the batch's ids is kept (one grew with the batch and held up to DuckDB's whole
+    memory limit through the Delta write). When nothing is left out (the usual batch) the
+    staged files are the new events as they are; otherwise the kept rows stream through a
+    semi-join into staged/NEW_EVENTS, so memory does not grow with payload sizes. What the
+    queries leave in DuckDB is dropped before returning (_drop_dedup_tables)."""
     parts = sorted(staged.glob("part-*.parquet"))
-    con.execute(f"""create or replace temp table staged_ids as
-        select event_id, seq, kind, benchmark, filename, file_row_number
-        from read_parquet({literal_list(parts)}, filename = true, file_row_number = true)""")
-    staged_rows, distinct = con.sql("select count(*), count(distinct event_id) from staged_ids").fetchall()[0]
-    benchmarks = [r[0] for r in con.sql("select distinct benchmark from staged_ids").fetchall()]
-    stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
-    left_out = ["select event_id from excluded"] if excluded else []
-    if stored:
-        # Probing the stored ids with the batch's (a hash table of the batch, the smaller side),
-        # not the other way round: the stored ids grow with the store.
-        con.register("stored", known.table(con, stored))
-        con.execute("""create or replace temp table repeated as
-            select distinct event_id from stored where event_id in (select event_id from staged_ids)""")
-        if con.sql("select count(*) from repeated").fetchall()[0][0]:
-            left_out.append("select event_id from repeated")
-    if not left_out and distinct == staged_rows:
-        kinds = con.sql("select kind, count(*) from staged_ids group by kind order by kind").fetchall()
-        return NewEvents(staged_rows, dict(kinds), parts)
-    not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
-    con.execute(f"""create or replace temp table keep as
-        select unnest(arg_min({{'filename': filename, 'file_row_number': file_row_number}}, seq))
-        from (select * from staged_ids where true{not_left_out}) group by event_id""")
-    new_events = staged / NEW_EVENTS
-    con.execute(f"""copy (select s.* exclude (filename, file_row_number)
-                          from read_parquet({literal_list(parts)}, filename = true, file_row_number = true) s
-                          semi join keep k on s.filename = k.filename and s.file_row_number = k.file_row_number)
-                    to {literal(new_events)} (format parquet, compression zstd)""")
-    kinds = con.sql(f"select kind, count(*) from read_parquet({literal(new_events)}) group by kind order by kind")
-    return NewEvents(staged_rows, dict(kinds.fetchall()), [new_events])
+    scan = f"read_parquet({literal_list(parts)})"
+    try:
+        staged_rows = con.sql(f"select count(*) from {scan}").fetchall()[0][0]
+        benchmarks = [r[0] for r in con.sql(f"select distinct benchmark from {scan}").fetchall()]
+        # Repeats within the batch, on 64-bit hashes of the ids (8 bytes a row, against 32 for the ids,
+        # and the group-by spills): equal ids hash alike, so no repeated hash means no repeated id.
+        # A repeated hash (a repeat, or a rare collision) takes the exact path below, whose result
+        # is the same either way.
+        repeats = con.sql(f"select count(*) from (select hash(event_id) from {scan} group by 1 having count(*) > 1)"
+                          ).fetchall()[0][0]
+        stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
+        left_out = ["select event_id from excluded"] if excluded else []
+        if stored:
+            # Probing the stored ids with the batch's (a hash table of the batch, the smaller side),
+            # not the other way round: the stored ids grow with the store.
+            con.register("stored", known.table(con, stored))
+            con.execute(f"""create or replace temp table repeated as
+                select distinct event_id from stored where event_id in (select event_id from {scan})""")
+            con.unregister("stored")
+            if con.sql("select count(*) from repeated").fetchall()[0][0]:
+                left_out.append("select event_id from repeated")
+        if not left_out and not repeats:
+            kinds = con.sql(f"select kind, count(*) from {scan} group by kind order by kind").fetchall()
+            return NewEvents(staged_rows, dict(kinds), parts)
+        not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
+        located = f"read_parquet({literal_list(parts)}, filename = true, file_row_number = true)"
+        con.execute(f"""create or replace temp table keep as
+            select unnest(arg_min({{'filename': filename, 'file_row_number': file_row_number}}, seq))
+            from (select event_id, seq, filename, file_row_number from {located} where true{not_left_out})
+            group by event_id""")
+        new_events = staged / NEW_EVENTS
+        con.execute(f"""copy (select s.* exclude (filename, file_row_number)
+                              from {located} s
+                              semi join keep k on s.filename = k.filename and s.file_row_number = k.file_row_number)
+                        to {literal(new_events)} (format parquet, compression zstd)""")
+        kinds = con.sql(f"select kind, count(*) from read_parquet({literal(new_events)}) group by kind order by kind")
+        return NewEvents(staged_rows, dict(kinds.fetchall()), [new_events])
+    finally:
+        _drop_dedup_tables(con)
+
+
+def _drop_dedup_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free what deciding took before the Delta write runs beside the same connection."""
+    for name in ("repeated", "keep"):
+        con.execute(f"drop table if exists {name}")
 
 
 def _batches(table: DeltaTable) -> list[Batch]:

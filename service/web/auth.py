@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import TYPE_CHECKING
 
 from fastapi import Request
 
-if TYPE_CHECKING:
-    from ..app import ServiceConfig
+from ..config import ServiceConfig, token_matches
 
 COOKIE = "tracewh_session"
 SIGN_IN_PATH = "/ui/login"
@@ -29,10 +27,6 @@ class SignInRequired(Exception):
 
 def session_value(token: str) -> str:
     return hmac.new(token.encode(), b"tracewh web session", hashlib.sha256).hexdigest()
-
-
-def token_matches(config: ServiceConfig, given: str) -> bool:
-    return bool(config.token) and hmac.compare_digest(given.encode(), config.token.encode())  # type: ignore[union-attr]
 
 
 def signed_in(request: Request, config: ServiceConfig) -> bool:

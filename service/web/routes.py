@@ -23,7 +23,8 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ...errors import NotFoundError, UsageError
-from .auth import SignInRequired, clear_session, safe_next, set_session, signed_in, token_matches
+from ..config import ServiceConfig, token_matches
+from .auth import SignInRequired, clear_session, safe_next, set_session, signed_in
 from .errors import install_error_pages
 from .figures import BY_KIND, FIGURES, FORMATS, figure_bytes
 from .payloads import envelope, sections
@@ -32,7 +33,6 @@ from .trace_rows import BAR_WIDTH, time_window, trace_rows
 
 if TYPE_CHECKING:
     from ...api import Warehouse
-    from ..app import ServiceConfig
 
 T = TypeVar("T")
 Reading = Callable[[Callable[["Warehouse"], T]], Awaitable[T]]  # the service's gate: work on a fresh Warehouse

@@ -20,13 +20,16 @@ _INT = re.compile(r"\d+")
 
 def normalize_task_id(raw: Any) -> str:
     found = _INT.search(str(raw))
-    return f"task_{int(found.group())}" if found else str(raw)
+    if not found:
+        return str(raw)
+    digits = found.group()  # int() refuses 4,300 digits and more: such a number stays as written
+    return f"task_{int(digits) if len(digits) < 4300 else digits}"
 
 
 def subtask_number(raw_sub_id: Any, position: int) -> int:
     """1-based subtask number: the last integer of the subtask id, else the position + 1."""
     found = _INT.findall(str(raw_sub_id)) if raw_sub_id is not None else []
-    return int(found[-1]) if found else position + 1
+    return int(found[-1]) if found and len(found[-1]) < 4300 else position + 1
 
 
 def task_list(data: Any) -> list[dict[str, Any]] | None:
@@ -60,8 +63,14 @@ def _approval_refs(value: Any) -> dict[str, dict[str, Any]]:
         if agent in APPROVAL_AGENTS and ref:
             ref = ref if isinstance(ref, dict) else {"decision": ref}
             refs[agent] = {"decision": ref.get("decision"),
-                           "rule_citations": sorted(ref.get("rule_citations") or ref.get("citations") or [])}
+                           "rule_citations": _citations(ref.get("rule_citations") or ref.get("citations"))}
     return refs
+
+
+def _citations(value: Any) -> list[str]:
+    """Rule ids, sorted: a list of them, or one alone."""
+    values = value if isinstance(value, list) else [value]
+    return sorted(v for v in values if isinstance(v, str))
 
 
 def task_spec(task: dict[str, Any], file: str, index: int) -> dict[str, Any]:
@@ -93,6 +102,8 @@ def task_spec(task: dict[str, Any], file: str, index: int) -> dict[str, Any]:
 def task_specs(data: Any, file: str) -> dict[str, dict[str, Any]]:
     specs: dict[str, dict[str, Any]] = {}
     for index, task in enumerate(task_list(data) or []):
+        if not isinstance(task, dict):
+            raise BadInputError(file, f"expected a task (a JSON object), got {type(task).__name__}", field=f"[{index}]")
         spec = task_spec(task, file, index)
         if spec["task_id"] in specs:
             other = specs[spec["task_id"]]["raw_task_id"]

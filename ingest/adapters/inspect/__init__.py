@@ -6,7 +6,8 @@ one run (`inspect:<eval_id>`). Files are recognised by content, alone, in folder
 (evalzip.py reads the zip, jsonlog.py the JSON); events.py turns a log's header into run
 attributes and its reported metrics into run-level scores; sample.py and transcript.py turn
 each sample into LLM calls, tool calls, delegations, state diffs, scores and errors
-(content.py undoes Inspect's condensing, scores.py maps score values). The mapping is §11.
+(content.py undoes Inspect's condensing, scores.py maps score values); ids.py, below all
+three, gives every event its ids and seq. The mapping is §11.
 """
 
 from __future__ import annotations

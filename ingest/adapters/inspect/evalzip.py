@@ -53,7 +53,7 @@ class EvalArchive:
         try:
             self.zip = zipfile.ZipFile(self.stream)
             entries = self.zip.infolist()
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as e:  # as sources.open_zip
             cut = _where_cut(self.stream)
             self.stream.close()
             raise BadInputError(file.display, f"not a readable .eval archive (truncated or corrupt: {e})"

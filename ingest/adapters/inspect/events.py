@@ -14,15 +14,13 @@ from typing import Any
 
 import orjson
 
-from ....schema import event_id
 from ...context import AdapterContext
 from ...fields import Fields
 from ..base import Group, Located
+from .ids import BENCHMARK, RunIds, sample_key
 from .records import Log, samples
-from .sample import SampleEvents, sample_key
+from .sample import SampleEvents
 from .scores import metric_scorer, raw, value_to_float
-
-BENCHMARK = "inspect"
 
 
 def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
@@ -32,21 +30,12 @@ def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
         yield from run.read(log)
 
 
-class Run:
+class Run(RunIds):
+    """The run read from its logs, most complete first."""
+
     def __init__(self, first: Log, ctx: AdapterContext):
-        self.key, self.ctx = first.run_key, ctx
-        self.run_id = f"inspect:{self.key}"
-        self.model = first.fields.sub("eval").req("model", "string")
-        self.seq = 0
+        super().__init__(first, ctx)
         self.seen: set[Any] = set()  # samples, metrics and attributes already read from another copy
-
-    def key_id(self, *parts: object) -> str:
-        return event_id(BENCHMARK, self.key, *parts)
-
-    def emit(self, kind: str, key: tuple, **fields: Any) -> dict[str, Any]:
-        self.seq += 1
-        return {"event_id": self.key_id(*key), "run_id": self.run_id, "benchmark": BENCHMARK, "kind": kind,
-                "seq": self.seq, **fields}
 
     def read(self, log: Log) -> Iterator[Located]:
         attrs = self._attrs(log)

@@ -11,47 +11,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ....errors import BadInputError
 from ...fields import Fields
-from .content import Content
+from .ids import RunIds, SampleIds
 from .scores import raw, sample_scores, value_to_float
 from .transcript import Transcript
-
-if TYPE_CHECKING:
-    from .events import Run
 
 CANCELLED = ("CancelledError(", "Cancelled(")  # inspect_ai._util.error.is_cancellation_message
 EXCEPTION_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
 
 
-def sample_key(raw_sample: dict[str, Any], where: str) -> tuple[str, int]:
-    """(id as text, epoch): Inspect's key of a sample; int 1 and "1" are the same sample."""
-    sample_id, epoch = raw_sample.get("id"), raw_sample.get("epoch", 1)
-    if isinstance(sample_id, bool) or not isinstance(sample_id, (int, str)) or sample_id == "":
-        raise BadInputError(where, f"expected a sample id (an integer or a string), got {sample_id!r}", field="id")
-    if isinstance(epoch, bool) or not isinstance(epoch, int):
-        raise BadInputError(where, f"expected an integer, got {epoch!r}", field="epoch")
-    return str(sample_id), epoch
-
-
-class SampleEvents:
-    def __init__(self, run: Run, raw_sample: dict[str, Any], where: str, scorers: list[str]):
-        self.run, self.prices = run, run.ctx.prices
+class SampleEvents(SampleIds):
+    def __init__(self, run: RunIds, raw_sample: dict[str, Any], where: str, scorers: list[str]):
+        super().__init__(run, raw_sample, where)
         self.f = Fields(raw_sample, where, None)
-        self.id, self.epoch = sample_key(raw_sample, where)
         self.scorers = scorers  # the eval's scorer names, for a version-1 `score`
-        self.content = Content(raw_sample)
-        self.root = self.span("sample")
-        self.trace_id = run.key_id(self.id, self.epoch)
-
-    def span(self, *parts: object) -> str:
-        return self.run.key_id(self.id, self.epoch, "span", *parts)[:16]
-
-    def emit(self, kind: str, key: tuple, payload: dict[str, Any], **fields: Any) -> dict[str, Any]:
-        return self.run.emit(kind, (self.id, self.epoch, *key), task_id=self.id, subtask=f"epoch-{self.epoch}",
-                             trace_id=self.trace_id, payload={"epoch": self.epoch, **payload}, **fields)
 
     def events(self) -> Iterator[dict[str, Any]]:
         for n, attempt in enumerate(self.f.each("error_retries"), start=1):

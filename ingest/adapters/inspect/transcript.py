@@ -17,16 +17,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from ...fields import Fields
 from ...toolargs import parse_arguments
 from ...values import BadValue, parse_time
-
-if TYPE_CHECKING:
-    from .sample import SampleEvents
+from .ids import SampleIds
 
 DELEGATING = ("agent", "handoff", "subtask")
 TOOL_SPAN_LOOKBACK = 16  # a ToolEvent comes right after its tool span's span_begin (docs §7, "tool")
@@ -55,7 +53,7 @@ class Span:
 
 
 class Transcript:
-    def __init__(self, sample: SampleEvents, events: list[Fields], root: str, retry: int | None = None):
+    def __init__(self, sample: SampleIds, events: list[Fields], root: str, retry: int | None = None):
         self.sample, self.events, self.root, self.retry = sample, events, root, retry
         self.resolve = sample.content.resolve
         self.spans = self._spans()
