@@ -292,8 +292,10 @@ def test_mutated_real_inputs_are_ingested_or_refused_cleanly(workdir):
     results = [json.loads(line) for line in worker_lines(workdir, 0, FUZZ_CASES)]
     cases, peak = results[:-1], results[-1]["peak_rss_mb"]
     assert len(cases) == FUZZ_CASES
+    crashed = [c for c in cases if c["outcome"] == "crashed"]  # every one, not the first: a full run is long
+    assert not crashed, f"{len(crashed)} crashed:\n" + "\n".join(
+        f"case {c['case']} ({c['file']}):\n{c['traceback']}" for c in crashed[:5])
     for case in cases:
-        assert case["outcome"] != "crashed", f"case {case['case']} ({case['file']}):\n{case['traceback']}"
         if case["outcome"] == "refused":
             assert case["exit_code"] == 2, f"case {case['case']} ({case['file']}): {case['error']} {case['message']}"
             assert case["unchanged"], f"case {case['case']} ({case['file']}): the store changed"
