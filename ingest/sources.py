@@ -168,12 +168,17 @@ def _open_local(path: Path, display: str) -> BinaryIO:
         raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
 
 
+# What opening a damaged or unusual zip raises besides its module's BadZipFile (Python's zipfile, or
+# the zstd backport's for .eval): NotImplementedError for a zip version it does not read,
+# ValueError for a member name that does not decode.
+ZIP_OPEN_ERRORS = (OSError, EOFError, NotImplementedError, ValueError)
+
+
 def open_zip(path: Path, limits: Limits) -> Source:
     try:
         archive = zipfile.ZipFile(path)
         members = archive.infolist()
-    # NotImplementedError: a zip version zipfile does not read; ValueError: a name that does not decode
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as e:
+    except (zipfile.BadZipFile, *ZIP_OPEN_ERRORS) as e:
         raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
     files, others, seen, total = [], [], set(), 0
     for info in members:

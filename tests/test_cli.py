@@ -166,4 +166,5 @@ def test_a_query_that_starts_with_a_comment_runs_after_double_dash(demo):
     result = tracewh("sql", "-w", demo, "-f", "csv", "--", "-- runs of the demo agent\nselect count(*) as n from runs "
                      "where benchmark = 'agentdemo'")
     assert result.out == "n\n6\n" and result.code == 0
-    assert tracewh().code == 2 and "Commands" in tracewh().out + tracewh().err  # bare `tracewh`: the help
+    bare = tracewh()  # `tracewh` alone: the help, as a usage error
+    assert bare.code == 2 and "Commands" in bare.out + bare.err

@@ -3,6 +3,7 @@ same answer from every door."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -89,8 +90,6 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
     """The package's own modules `path` imports anywhere in it (lazy and TYPE_CHECKING imports too)."""
-    import ast
-
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()

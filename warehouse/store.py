@@ -317,8 +317,9 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
     parts = sorted(staged.glob("part-*.parquet"))
     scan = f"read_parquet({literal_list(parts)})"
     try:
-        staged_rows = con.sql(f"select count(*) from {scan}").fetchall()[0][0]
-        benchmarks = [r[0] for r in con.sql(f"select distinct benchmark from {scan}").fetchall()]
+        # One pass for the counts: rows, benchmarks and kinds all follow from (benchmark, kind, count)
+        counts = con.sql(f"select benchmark, kind, count(*) from {scan} group by all").fetchall()
+        staged_rows, benchmarks = sum(n for _, _, n in counts), {b for b, _, _ in counts}
         # Repeats within the batch, on 64-bit hashes of the ids (8 bytes a row, against 32 for the ids,
         # and the group-by spills): equal ids hash alike, so no repeated hash means no repeated id.
         # A repeated hash (a repeat, or a rare collision) takes the exact path below, whose result
@@ -337,8 +338,7 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
             if con.sql("select count(*) from repeated").fetchall()[0][0]:
                 left_out.append("select event_id from repeated")
         if not left_out and not repeats:
-            kinds = con.sql(f"select kind, count(*) from {scan} group by kind order by kind").fetchall()
-            return NewEvents(staged_rows, dict(kinds), parts)
+            return NewEvents(staged_rows, _by_kind(counts), parts)
         not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
         located = f"read_parquet({literal_list(parts)}, filename = true, file_row_number = true)"
         con.execute(f"""create or replace temp table keep as
@@ -354,6 +354,14 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
         return NewEvents(staged_rows, dict(kinds.fetchall()), [new_events])
     finally:
         _drop_dedup_tables(con)
+
+
+def _by_kind(counts: list[tuple[str, str, int]]) -> dict[str, int]:
+    """Rows per kind, in kind order, from (benchmark, kind, rows)."""
+    kinds: dict[str, int] = {}
+    for _, kind, n in sorted(counts, key=lambda c: c[1]):
+        kinds[kind] = kinds.get(kind, 0) + n
+    return kinds
 
 
 def _drop_dedup_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -22,14 +22,23 @@ def normalize_task_id(raw: Any) -> str:
     found = _INT.search(str(raw))
     if not found:
         return str(raw)
-    digits = found.group()  # int() refuses 4,300 digits and more: such a number stays as written
-    return f"task_{int(digits) if len(digits) < 4300 else digits}"
+    number = _as_int(found.group())
+    return f"task_{found.group() if number is None else number}"
 
 
 def subtask_number(raw_sub_id: Any, position: int) -> int:
     """1-based subtask number: the last integer of the subtask id, else the position + 1."""
     found = _INT.findall(str(raw_sub_id)) if raw_sub_id is not None else []
-    return int(found[-1]) if found and len(found[-1]) < 4300 else position + 1
+    number = _as_int(found[-1]) if found else None
+    return position + 1 if number is None else number
+
+
+def _as_int(digits: str) -> int | None:
+    """The number, or None past int()'s digit limit (sys.get_int_max_str_digits)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return None
 
 
 def task_list(data: Any) -> list[dict[str, Any]] | None:

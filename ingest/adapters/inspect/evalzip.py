@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ....errors import BadInputError
-from ...sources import CHUNK, Limits, SourceFile, check_member
+from ...sources import CHUNK, ZIP_OPEN_ERRORS, Limits, SourceFile, check_member
 
 if sys.version_info >= (3, 14):
     import zipfile
@@ -53,7 +53,7 @@ class EvalArchive:
         try:
             self.zip = zipfile.ZipFile(self.stream)
             entries = self.zip.infolist()
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as e:  # as sources.open_zip
+        except (zipfile.BadZipFile, *ZIP_OPEN_ERRORS) as e:
             cut = _where_cut(self.stream)
             self.stream.close()
             raise BadInputError(file.display, f"not a readable .eval archive (truncated or corrupt: {e})"
