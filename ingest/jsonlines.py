@@ -13,6 +13,7 @@ from ..errors import BadInputError
 from .sources import SourceFile
 
 Progress = Callable[[int], None]  # called with stored bytes consumed since the last call
+PROGRESS_STEP_BYTES = 1 << 20
 
 
 def no_progress(_: int) -> None:
@@ -41,16 +42,18 @@ def json_lines(file: SourceFile, max_line_bytes: int, progress: Progress = no_pr
     a crash) is skipped with a warning instead of failing the file.
     """
     scale = file.stored_bytes / file.plain_bytes if file.plain_bytes else 1.0
-    reported = 0
+    reported = read = 0  # stored bytes reported; plain bytes read and not yet reported
     with file.open() as stream:
         line_no = 0
         while line := stream.readline(max_line_bytes + 1):
             line_no += 1
             if len(line) > max_line_bytes:
                 raise BadInputError(file.display, f"record longer than the {max_line_bytes}-byte limit", line=line_no)
-            step = min(int(len(line) * scale), file.stored_bytes - reported)
-            reported += step
-            progress(step)
+            read += len(line)
+            if read >= PROGRESS_STEP_BYTES:  # a bar update costs more than parsing a short line
+                step = min(int(read * scale), file.stored_bytes - reported)
+                reported, read = reported + step, 0
+                progress(step)
             if not line.strip():
                 line_no += _skip_blank_lines(stream)
                 continue

@@ -132,5 +132,5 @@ KIND_NAMES = frozenset(k.name for k in KINDS)
 
 def event_id(*parts: object) -> str:
     """A deterministic 128-bit id from the parts that locate a record in its source."""
-    text = "\x1f".join(str(p) for p in parts)
+    text = "\x1f".join(map(str, parts))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

@@ -135,10 +135,12 @@ BAD_NATIVE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD_NATIVE))
+@pytest.mark.parametrize("case", sorted(BAD_NATIVE) + ["a trailing comma before the closing brace"])
 def test_bad_native_lines_give_the_per_record_error(tmp_path, monkeypatch, case):
-    old, new = BAD_NATIVE[case]
+    old, new = BAD_NATIVE.get(case, ("}", ",}"))
     lines = native_lines([llm_call("r", i, prompt_tokens=5) for i in range(200)]).split(b"\n")
+    if case not in BAD_NATIVE:  # DuckDB's JSON parser reads {"a":1,} as {"a":1}; orjson refuses it
+        lines[150] = lines[150][:-1] + b",}"
     lines[150] = lines[150].replace(old.encode(), new.encode(), 1)
     assert lines[150] != native_lines([llm_call("r", 149, prompt_tokens=5)]).split(b"\n")[1]
     path = tmp_path / "bad.jsonl"
@@ -154,10 +156,21 @@ def test_bad_native_lines_give_the_per_record_error(tmp_path, monkeypatch, case)
 
 
 @pytest.mark.parametrize("odd", ['"prompt_tokens":5,"prompt_tokens":6', '"prompt_tokens":5,"payload":{"a":1,"a":2}',
-                                 '"prompt_tokens":5,"payload":{"t":"NaN, ]"}', '"prompt_tokens":5,"model":null'])
+                                 '"prompt_tokens":5,"payload":{"t":"NaN, ]"}', '"prompt_tokens":5,"model":null',
+                                 '"prompt_tokens":5, "model":"m"'])
 def test_odd_but_valid_lines_store_what_the_per_record_path_stores(tmp_path, monkeypatch, odd):
     lines = native_lines([llm_call("r", i, prompt_tokens=5) for i in range(200)]).split(b"\n")
     lines[150] = lines[150].replace(b'"prompt_tokens":5', odd.encode(), 1)
     path = tmp_path / "odd.jsonl"
     path.write_bytes(b"\n".join(lines))
     assert len(both_ways(tmp_path, monkeypatch, [path])) == 200
+
+
+def test_a_block_is_read_without_the_per_line_lax_check_only_when_no_line_can_need_it():
+    """What DuckDB's JSON parser takes and orjson refuses (LAX) sends a block through the check."""
+    from tracewh.ingest.adapters.native.columns import _may_be_lax
+
+    assert not _may_be_lax(b'{"a":[1,2],"b":{"c":"x,y"}}\n{"d":1}\n')
+    for lax in (b'{"a":[1,2,]}\n', b'{"a":1,}\n', b'{"a":1,\n}\n', b'{"a":NaN}\n', b'{"a":-Infinity}\n',
+                b'{"a":[1, 2]}\n', b'{"t":"NaN in a string is only a false alarm"}\n'):
+        assert _may_be_lax(lax), lax

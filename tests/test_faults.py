@@ -256,7 +256,7 @@ def test_disk_full_is_a_clean_error_and_changes_nothing(tmp_path, monkeypatch):
             def full(*args, **kwargs):
                 raise OSError(28, "No space left on device")
 
-            monkeypatch.setattr(store_module, "write_deltalake", full)
+            monkeypatch.setattr(store_module, "write_data_files", full)
         with pytest.raises(TracewhError, match="No space left on device.*nothing was committed"):
             tw.open(wh).ingest([big])
         assert store_version(wh) == 1 and tw.open(wh).sql("select count(*) from events").fetchall() == [(1,)]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tracewh.ingest.quality import compiled, gate
 from tracewh.ingest.quality.compiled import UnsupportedRule, unexpected_sql
-from tracewh.ingest.quality.rules import KNOWN_FINISH_REASONS, Rule
+from tracewh.ingest.quality.rules import CHECK_COLUMNS_SQL, KNOWN_FINISH_REASONS, Rule
 from tracewh.ingest.rows import Where, convert
 from tracewh.schema import ARROW_SCHEMA, KIND_NAMES
 from tracewh.warehouse.batchdb import batch_connection
@@ -142,3 +142,43 @@ def test_rules_compile_from_their_expectation_and_arguments(rule, sql):
 def test_a_rule_without_a_sql_form_is_refused_not_skipped(rule):
     with pytest.raises(UnsupportedRule):
         unexpected_sql(rule)
+
+
+# The batch-level facts as first written: a window over the whole frame each. The frame finds the
+# rows that break them instead (less memory, no spilling); both must mark the same rows.
+WINDOW_FACTS = """
+    select row_number,
+           count(*) over (partition by event_id) = 1 as event_id_unique,
+           coalesce(kind = 'run_attrs' or seq > lag(seq) over (
+               partition by source_file, run_id, kind = 'run_attrs' order by row_number), true) as seq_in_order
+    from (select *, case when source is null then null
+                         when regexp_matches(source, '^.*:\\d+$') then regexp_replace(source, ':\\d+$', '')
+                         else '' end as source_file from batch)
+    order by row_number"""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.integers(0, 10), STEPS), max_size=10), extra=st.integers(0, 3))
+def test_the_batch_level_facts_are_the_windows_they_stand_for(tmp_path_factory, steps, extra):
+    rows = clean_events()
+    rows += [dict(rows[i], event_id=f"x{i}", source=f"more.jsonl:{i}") for i in range(extra)]
+    for index, (column, value) in steps:
+        rows[index % len(rows)][column] = value
+    _facts_agree(tmp_path_factory.mktemp("batch"), rows)
+
+
+@pytest.mark.parametrize("null_ids", [1, 2])
+def test_null_ids_count_as_a_window_counts_them(tmp_path, null_ids):
+    rows = clean_events()
+    for row in rows[1:1 + null_ids]:
+        row["event_id"] = None
+    assert _facts_agree(tmp_path, rows)[1][1] is (null_ids == 1)
+
+
+def _facts_agree(folder: Path, rows: list[dict[str, Any]]) -> list[tuple]:
+    con = batch_connection(folder)
+    con.execute(f"create temp view batch as {write_batch(folder, rows)}")
+    frame = con.sql(f"select row_number, event_id_unique, seq_in_order from ({CHECK_COLUMNS_SQL}) order by row_number")
+    facts = frame.fetchall()
+    assert facts == con.sql(WINDOW_FACTS).fetchall()
+    return facts

@@ -30,12 +30,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
-from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties
 from deltalake.exceptions import TableNotFoundError
 
 from ..errors import StoreError
 from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
 from .batchdb import batch_connection
+from .datafiles import ROW_GROUP_ROWS, TARGET_FILE_BYTES, write_data_files
 from .deltalog import LogIndex, data_files, file_sizes, same_file_names
 from .layout import latest_version, resolve_root
 from .permissions import store_umask
@@ -45,10 +46,6 @@ from .staging import remove_dead, staging_folder
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
 NEW_EVENTS = "new-events.parquet"  # inside a staging folder: what the commit will add
-# Delta files of up to 16 MB in row groups of 16k rows: the writer buffers an open file
-# per partition, so these bound its memory (docs/performance.md).
-TARGET_FILE_BYTES = 16 << 20
-ROW_GROUP_ROWS = 16_000
 
 
 @dataclass
@@ -174,15 +171,10 @@ class Store:
             if not added:
                 return CommitResult(None, 0, new.staged_rows - quarantined, quarantined=quarantined)
             counts = {"staged": str(new.staged_rows), "added": str(added), "kinds": json.dumps(new.kinds)}
-            write_deltalake(
-                table,  # the loaded handle: the writer need not read the log again
-                _stream(new.files),
-                mode="append",
-                partition_by=list(PARTITION_COLUMNS),
-                target_file_size=TARGET_FILE_BYTES,
-                writer_properties=_writer_properties(),
-                commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}),
-            )
+            actions = write_data_files(con, new.files, staged, self.table_path)
+            table.create_write_transaction(  # the loaded handle: the commit need not read the log again
+                actions, mode="append", schema=table.schema(), partition_by=list(PARTITION_COLUMNS),
+                commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}))
             return CommitResult(self.version(), added, new.staged_rows - added - quarantined, kinds=new.kinds,
                                 quarantined=quarantined)
 
@@ -286,14 +278,6 @@ class StoredIds:
 
 
 _NO_IDS = pa.nulls(0, pa.string())
-
-
-def _stream(files: list[Path]) -> pa.RecordBatchReader:
-    """The files' rows in small batches, read one at a time (a scanner's read-ahead would
-    hold many in memory while the Delta writer is still busy)."""
-    batches = (b.cast(ARROW_SCHEMA) for path in files
-               for b in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_ROWS))
-    return pa.RecordBatchReader.from_batches(ARROW_SCHEMA, batches)
 
 
 @dataclass

@@ -82,11 +82,14 @@ CHECKED_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "ca
 
 # Over a relation `batch` of events (with `row_number`, their order in the batch): the
 # columns the rules check, one row per event (CHECK_FRAME_SQL: in batch order). The facts
-# read from payloads come first, in `narrow`, so the window and join operators after it carry
-# a few small columns, never the payloads: carrying them made the batch outgrow the batch
-# connection's memory and spill (41 s of CPU for the 1.9M-event scale-1 batch, 4 s now).
+# read from payloads come first, in `narrow`, so the operators after it carry a few small
+# columns, never the payloads (carrying them made the gate of a 1.9M-event batch spill: 41 s
+# of CPU). The two batch-level facts are found as the (usually no) rows that break them:
+# repeated ids by a hash aggregate, rows out of order by a window over five columns. A window
+# over the whole frame for each held up to the connection's whole memory limit and spilled
+# (scale 10, 15M events: 70 s and 1 GB; 25 s now).
 CHECK_COLUMNS_SQL = f"""
-with narrow as (
+with narrow as not materialized (
     select
         row_number, event_id, run_id, benchmark, kind, seq, source, {", ".join(CHECKED_COLUMNS)},
         -- = regexp_extract(source, '^(.*):\\d+$', 1) (the file part of `file:line`), in half the time
@@ -98,14 +101,24 @@ with narrow as (
         benchmark = 'delegate52' and kind = 'llm_call' and payload ->> '$.harness' = 'relay'
             and payload ->> '$.direction' = 'backward' as d52_backward,
         not (benchmark = 'entcollabbench' and kind = 'judgment') or (payload -> '$.votes') is not null as ecb_votes_present
-    from batch)
+    from batch),
+-- ids that repeat: on 64-bit hashes first (8 bytes a row), then on the ids whose hash repeats
+repeated_hashes as (select hash(event_id) as h from narrow group by h having count(*) > 1),
+repeated_ids as (select event_id from narrow where hash(event_id) in (select h from repeated_hashes)
+                 group by event_id having count(*) > 1),
+-- rows whose seq is not above the one before them in their file and run (run_attrs apart)
+out_of_order as (
+    select row_number from (
+        select row_number, kind, seq,
+               lag(seq) over (partition by source_file, run_id, kind = 'run_attrs' order by row_number) as previous
+        from narrow)
+    where not coalesce(kind = 'run_attrs' or seq > previous, true))
 select
     row_number, event_id, run_id, benchmark, kind, seq, source, {", ".join(CHECKED_COLUMNS)},
-    count(*) over (partition by event_id) = 1 as event_id_unique,
-    coalesce(
-        kind = 'run_attrs' or seq > lag(seq) over (
-            partition by source_file, run_id, kind = 'run_attrs' order by row_number),
-        true) as seq_in_order,
+    -- a null id is unique when it is the only one, as a window over the ids counts it
+    case when event_id is null then (select count(*) from narrow where event_id is null) = 1
+         else event_id not in (select event_id from repeated_ids where event_id is not null) end as event_id_unique,
+    row_number not in (select row_number from out_of_order) as seq_in_order,
     ts_plausible,
     payload_valid,
     -- a hash join (run_id and seq are required, never null), where a correlated exists was planned as a delim join

@@ -43,6 +43,8 @@ BULK_MIN_BYTES = 1 << 20
 NO_NULL = ("event_id", "batch_id", "source", "seq")  # null in a record is not "left out": convert() refuses it
 LAX = r",[ \t\r\n]*[\]}]|NaN|Infinity"  # what DuckDB's JSON parser takes and orjson does not
 WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", np.uint8)  # bytes.strip()'s
+AFTER_COMMA_LAX = np.isin(np.arange(256), list(b" \t\r\n]}"))  # by byte: may it follow a comma in LAX's match?
+SCAN_PIECES = 8
 
 
 def read(file: SourceFile, ctx: AdapterContext) -> Iterator[EventBatch | tuple[int, dict[str, Any]]]:
@@ -125,9 +127,11 @@ def _block_events(con: duckdb.DuckDBPyConnection, block: bytes, first: int, file
 def _columns(con: duckdb.DuckDBPyConnection, block: bytes, first: int, max_line_bytes: int) -> pa.RecordBatch:
     lines = _lines(block, max_line_bytes)
     numbers = pa.array(np.arange(first, first + len(lines), dtype=np.int64))
-    con.register("block", pa.table({"line_no": numbers, "line": lines}))
+    # In pieces, so DuckDB reads them on every core (one Arrow batch is one thread's work).
+    pieces = pa.table({"line_no": numbers, "line": lines}).to_batches(max_chunksize=-(-len(lines) // SCAN_PIECES))
+    con.register("block", pa.Table.from_batches(pieces))
     try:
-        raw = con.sql(_BLOCK_SQL).to_arrow_table()
+        raw = con.sql(_BLOCK_SQL if _may_be_lax(block) else _STRICT_BLOCK_SQL).to_arrow_table()
     except duckdb.Error:  # not JSON (or an escaped lone surrogate, ...): per line
         raise Irregular("malformed") from None
     finally:
@@ -214,6 +218,16 @@ def _times(texts: pa.Array) -> pa.Array:
     return (pc.coalesce(*parts) if len(parts) > 1 else parts[0]).cast(pa.int64()).cast(TIMESTAMP)
 
 
+def _may_be_lax(block: bytes) -> bool:
+    """Whether any line may hold text LAX matches: when none can, the block's query skips the
+    per-line regular expression (a third of its time). Checked on the whole block at memory
+    speed: a comma followed by a space or a closing bracket, NaN or Infinity anywhere."""
+    if b"NaN" in block or b"Infinity" in block:
+        return True
+    data = np.frombuffer(block, np.uint8)
+    return bool(AFTER_COMMA_LAX[data[np.flatnonzero(data[:-1] == ord(",")) + 1]].any())
+
+
 def _finite(numbers: pa.Array) -> pa.Array:
     if numbers.null_count < len(numbers) and not pc.all(pc.is_finite(numbers)).as_py():
         raise Irregular("not finite")
@@ -267,16 +281,17 @@ def _event(record: dict[str, Any], file: SourceFile, number: int) -> dict[str, A
     return record
 
 
-def _block_sql() -> str:
+def _block_sql(lax_check: str) -> str:
     paths = ", ".join(f"'$.{c.name}'" for c in COLUMNS)
     known = ", ".join(f"'{c.name}'" for c in COLUMNS)
     # Rows come back in the block's order (preserve_insertion_order, DuckDB's default; checked).
     return f"""
         select line_no, coalesce(lax or len(keys) <> len(list_distinct(keys)) or not list_has_all([{known}], keys), true)
                  as irregular, v
-        from (select line_no, json_keys(line) as keys, regexp_matches(line, '{LAX}') as lax,
+        from (select line_no, json_keys(line) as keys, {lax_check} as lax,
                      json_extract(line, [{paths}])::VARCHAR[] as v
               from block)"""
 
 
-_BLOCK_SQL = _block_sql()
+_BLOCK_SQL = _block_sql(f"regexp_matches(line, '{LAX}')")
+_STRICT_BLOCK_SQL = _block_sql("false")  # for a block _may_be_lax() cleared
