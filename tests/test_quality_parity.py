@@ -116,12 +116,17 @@ def test_every_rule_failing_at_once_agrees(tmp_path):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.integers(0, 10), STEPS), max_size=8), extra=st.integers(0, 3))
 def test_fuzzed_batches_agree(tmp_path_factory, steps, extra):
+    reference, mine = both(tmp_path_factory.mktemp("batch"), fuzzed_events(steps, extra))
+    assert reference == mine
+
+
+def fuzzed_events(steps: list[tuple[int, tuple[str, Any]]], extra: int) -> list[dict[str, Any]]:
+    """The clean events, `extra` more of them, then each step's value set on its row."""
     rows = clean_events()
     rows += [dict(rows[i], event_id=f"x{i}", source=f"more.jsonl:{i}") for i in range(extra)]
     for index, (column, value) in steps:
         rows[index % len(rows)][column] = value
-    reference, mine = both(tmp_path_factory.mktemp("batch"), rows)
-    assert reference == mine
+    return rows
 
 
 @pytest.mark.parametrize("rule, sql", [
@@ -160,11 +165,7 @@ WINDOW_FACTS = """
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.integers(0, 10), STEPS), max_size=10), extra=st.integers(0, 3))
 def test_the_batch_level_facts_are_the_windows_they_stand_for(tmp_path_factory, steps, extra):
-    rows = clean_events()
-    rows += [dict(rows[i], event_id=f"x{i}", source=f"more.jsonl:{i}") for i in range(extra)]
-    for index, (column, value) in steps:
-        rows[index % len(rows)][column] = value
-    _facts_agree(tmp_path_factory.mktemp("batch"), rows)
+    _facts_agree(tmp_path_factory.mktemp("batch"), fuzzed_events(steps, extra))
 
 
 @pytest.mark.parametrize("null_ids", [1, 2])
