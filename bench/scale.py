@@ -1,7 +1,7 @@
 """The large-store row: DELEGATE-52, DecisionBench and EntCollabBench runs generated at --scale 10
 (about 18.6M events), ingested as users ingest them, then the headline views over the result.
 
-    .venv/bin/python bench/scale.py                 # scale 10: about 25 minutes and 30 GB of scratch on 2 cores
+    .venv/bin/python bench/scale.py                 # scale 10: about 20 minutes and 30 GB of scratch on 2 cores
     .venv/bin/python bench/scale.py --scale 1       # the same at paper size, a few minutes
 
 Targets (docs/performance.md, "Scale 10"): each headline view p50 <= 1 s (the first query

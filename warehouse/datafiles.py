@@ -1,7 +1,7 @@
 """A batch's new events written as the Delta table's data files, and the add actions that commit them.
 
-DuckDB writes the files (COPY ... PARTITION_BY, RETURN_STATS): streamed under the batch
-connection's memory limit, on every core, in the table's layout
+DuckDB writes the files (COPY ... RETURN_STATS, by benchmark and kind): streamed under the
+batch connection's memory limit, on every core, in the table's layout
 (benchmark=<b>/kind=<k>/part-<uuid>.zstd.parquet, zstd, 16k-row groups, files of up to 16 MB).
 delta-rs then commits them as one transaction (store.py). delta-rs's own writer did both
 and held memory that grew with the batch: +0.5 GB at 4.6M events, +1 GB at 13.7M.
