@@ -21,9 +21,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..schema import ARROW_SCHEMA, COLUMNS, KIND_NAMES, SCHEMA_VERSION
+from ..schema import ARROW_SCHEMA, BENCHMARK_NAME, COLUMNS, KIND_NAMES, SCHEMA_VERSION
 from ..schema.events import TIMESTAMP
-from .rows import BENCHMARK_NAME, CONVERTERS, ID_COLUMNS, MAX_ID_CHARS, REQUIRED, PAYLOAD_OPTIONS
+from .rows import CONVERTERS, ID_COLUMNS, MAX_ID_CHARS, REQUIRED, PAYLOAD_OPTIONS
 from .values import BadValue
 
 # Times given as ISO-8601 text that pyarrow parses to the same instant as Python's

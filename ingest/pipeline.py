@@ -169,7 +169,7 @@ def cycle_collection_paused() -> Iterator[None]:
 def release_freed_memory() -> None:
     """Hand back to the OS what staging freed (millions of event dicts, Arrow buffers of every
     chunk), which the allocators otherwise keep: about 0.1 GB at scale 1, resident through the
-    gate's DuckDB budget and the Delta writer's buffers that come on top of it."""
+    gate, the dedup and the data-file writes, whose DuckDB budget comes on top of it."""
     pa.default_memory_pool().release_unused()
     try:
         ctypes.CDLL(None).malloc_trim(0)  # glibc's; elsewhere there is nothing to call

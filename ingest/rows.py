@@ -6,7 +6,6 @@ and its errors must name the file, line and field exactly as the user wrote them
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
@@ -14,11 +13,10 @@ import orjson
 import pyarrow as pa
 
 from ..errors import BadInputError
-from ..schema import COLUMNS, KIND_NAMES, SCHEMA_VERSION
+from ..schema import BENCHMARK_NAME, COLUMNS, KIND_NAMES, SCHEMA_VERSION
 from ..schema.events import TIMESTAMP
 from .values import BadValue, aware, checker, parse_time
 
-BENCHMARK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_ID_CHARS = 512
 ID_COLUMNS = ("event_id", "run_id", "task_id", "span_id", "parent_span_id", "trace_id")  # at most MAX_ID_CHARS
 PAYLOAD_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS

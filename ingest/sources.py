@@ -167,16 +167,17 @@ def _open_local_gzip(path: str, display: str, bound: _Bound) -> BinaryIO:
     return _gunzip(_open_local(path, display), bound, display)
 
 
-def _open_local(path: str | Path, display: str) -> BinaryIO:
+def _open_local(path: str, display: str) -> BinaryIO:
     try:
         return open(path, "rb")
     except OSError as e:
         raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
 
 
-# What opening a damaged or unusual zip raises besides its module's BadZipFile (Python's zipfile, or
-# the zstd backport's for .eval): NotImplementedError for a zip version it does not read,
-# ValueError for a member name that does not decode.
+# The exceptions a damaged or unusual zip raises on opening, besides its module's BadZipFile
+# (Python's zipfile, or the zstd backport's for .eval), each turned into a refusal naming the
+# file (exit 2): zipfile raises NotImplementedError itself for a zip version or compression
+# method it does not read, and ValueError for a member name that does not decode.
 ZIP_OPEN_ERRORS = (OSError, EOFError, NotImplementedError, ValueError)
 
 
@@ -224,8 +225,8 @@ def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, lim
     def opener() -> BinaryIO:
         try:
             stream: BinaryIO = archive.open(info)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
-                ValueError) as e:  # corrupt header, unknown compression, encryption, truncation
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, *ZIP_OPEN_ERRORS) as e:
+            # a corrupt header, an unknown compression, encryption (RuntimeError), truncation
             raise BadInputError(display, f"cannot be read from the archive: {e}") from None
         bound = _Bound(limits, info.compress_size)
         if info.filename.lower().endswith(".gz"):

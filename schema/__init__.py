@@ -3,6 +3,7 @@
 from typing import Any
 
 from .events import (
+    BENCHMARK_NAME,
     COLUMN_NAMES,
     COLUMNS,
     KIND_NAMES,
@@ -22,6 +23,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ARROW_SCHEMA",
+    "BENCHMARK_NAME",
     "COLUMN_NAMES",
     "COLUMNS",
     "KIND_NAMES",

@@ -7,6 +7,7 @@ tools query them by name. Add columns; never rename or retype one.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -16,6 +17,8 @@ NATIVE_FORMAT = "tracewh-events/1"
 
 # Delta partition columns: a view over one benchmark or one kind reads only its folders.
 PARTITION_COLUMNS = ("benchmark", "kind")
+# What a benchmark may be called (and every kind is called): it names a partition folder.
+BENCHMARK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 TIMESTAMP_TYPE = "timestamp[us, tz=UTC]"
 

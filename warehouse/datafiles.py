@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -28,23 +27,22 @@ import pyarrow as pa
 from deltalake.transaction import AddAction
 
 from ..errors import StoreError
-from ..schema import ARROW_SCHEMA, PARTITION_COLUMNS
+from ..schema import ARROW_SCHEMA, BENCHMARK_NAME, PARTITION_COLUMNS
 from .sqltext import literal, literal_list
 
 TARGET_FILE_BYTES = 16 << 20  # the writer keeps a file open per partition: these bound its memory
 ROW_GROUP_ROWS = 16_000
-PARTITION_VALUE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_STRING_BOUND = 64  # characters
 ONE_COPY_ROWS = 500_000
 WRITTEN = "data-files"  # inside the staging folder, until renamed into the table
 
 
-def write_data_files(con: duckdb.DuckDBPyConnection, files: list[Path], staged: Path,
-                     table_path: Path) -> list[AddAction]:
-    """Write the rows of `files` (Parquet in the event schema) into the table's folders; the
-    add actions that make them part of the table, for one commit."""
+def write_data_files(con: duckdb.DuckDBPyConnection, files: list[Path], partitions: list[tuple[str, str, int]],
+                     staged: Path, table_path: Path) -> list[AddAction]:
+    """Write the rows of `files` (Parquet in the event schema, `partitions` their (benchmark, kind,
+    rows), as the dedup counted them) into the table's folders; the add actions that make them
+    part of the table, for one commit."""
     scan, out = f"read_parquet({literal_list(files)})", staged / WRITTEN
-    partitions = con.sql(f"select benchmark, kind, count(*) from {scan} group by all order by all").fetchall()
     folders = {(b, k): f"benchmark={_safe(b)}/kind={_safe(k)}" for b, k, _ in partitions}
     # A batch of up to ONE_COPY_ROWS in one partitioned COPY; a larger one in a COPY per
     # partition: DuckDB's partitioned write took 1.6x as long on 1.5M events, and eight COPYs
@@ -53,7 +51,7 @@ def write_data_files(con: duckdb.DuckDBPyConnection, files: list[Path], staged: 
         written = _copy(con, f"select * from {scan}", out, f"partition_by ({', '.join(PARTITION_COLUMNS)}), ")
     else:
         written = []
-        for (benchmark, kind), folder in folders.items():
+        for (benchmark, kind), folder in sorted(folders.items()):
             (out / folder).parent.mkdir(parents=True, exist_ok=True)  # COPY makes the last folder only
             written += _copy(con, f"select * exclude ({', '.join(PARTITION_COLUMNS)}) from {scan} "
                                   f"where benchmark = {literal(benchmark)} and kind = {literal(kind)}", out / folder)
@@ -79,9 +77,9 @@ def _copy(con: duckdb.DuckDBPyConnection, select: str, target: Path, partitionin
 
 
 def _safe(value: str) -> str:
-    """A partition value as a folder name: the ingest admits only such names (rows.BENCHMARK_NAME,
-    the schema's kinds); checked again here, as a path is made of it."""
-    if not PARTITION_VALUE.match(value):
+    """A partition value as a folder name: the ingest admits only such benchmarks and kinds;
+    checked again here, as a path is made of it."""
+    if not BENCHMARK_NAME.match(value):
         raise StoreError(f"{value!r} cannot name a partition folder; nothing was committed")
     return value
 

@@ -171,7 +171,7 @@ class Store:
             if not added:
                 return CommitResult(None, 0, new.staged_rows - quarantined, quarantined=quarantined)
             counts = {"staged": str(new.staged_rows), "added": str(added), "kinds": json.dumps(new.kinds)}
-            actions = write_data_files(con, new.files, staged, self.table_path)
+            actions = write_data_files(con, new.files, new.partitions, staged, self.table_path)
             table.create_write_transaction(  # the loaded handle: the commit need not read the log again
                 actions, mode="append", schema=table.schema(), partition_by=list(PARTITION_COLUMNS),
                 commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}))
@@ -283,8 +283,16 @@ _NO_IDS = pa.nulls(0, pa.string())
 @dataclass
 class NewEvents:
     staged_rows: int
-    kinds: dict[str, int]  # new rows per kind
+    partitions: list[tuple[str, str, int]]  # (benchmark, kind, new rows)
     files: list[Path]  # Parquet files holding exactly the new rows
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """New rows per kind, in kind order."""
+        kinds: dict[str, int] = {}
+        for _, kind, n in sorted(self.partitions, key=lambda p: p[1]):
+            kinds[kind] = kinds.get(kind, 0) + n
+        return kinds
 
 
 def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], known: StoredIds,
@@ -322,7 +330,7 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
             if con.sql("select count(*) from repeated").fetchall()[0][0]:
                 left_out.append("select event_id from repeated")
         if not left_out and not repeats:
-            return NewEvents(staged_rows, _by_kind(counts), parts)
+            return NewEvents(staged_rows, counts, parts)
         not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
         located = f"read_parquet({literal_list(parts)}, filename = true, file_row_number = true)"
         con.execute(f"""create or replace temp table keep as
@@ -334,22 +342,14 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
                               from {located} s
                               semi join keep k on s.filename = k.filename and s.file_row_number = k.file_row_number)
                         to {literal(new_events)} (format parquet, compression zstd)""")
-        kinds = con.sql(f"select kind, count(*) from read_parquet({literal(new_events)}) group by kind order by kind")
-        return NewEvents(staged_rows, dict(kinds.fetchall()), [new_events])
+        kept = con.sql(f"select benchmark, kind, count(*) from read_parquet({literal(new_events)}) group by all")
+        return NewEvents(staged_rows, kept.fetchall(), [new_events])
     finally:
         _drop_dedup_tables(con)
 
 
-def _by_kind(counts: list[tuple[str, str, int]]) -> dict[str, int]:
-    """Rows per kind, in kind order, from (benchmark, kind, rows)."""
-    kinds: dict[str, int] = {}
-    for _, kind, n in sorted(counts, key=lambda c: c[1]):
-        kinds[kind] = kinds.get(kind, 0) + n
-    return kinds
-
-
 def _drop_dedup_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Free what deciding took before the Delta write runs beside the same connection."""
+    """Free what deciding took before the data files are written on the same connection."""
     for name in ("repeated", "keep"):
         con.execute(f"drop table if exists {name}")
 

@@ -115,8 +115,8 @@ out_of_order as (
     where not coalesce(kind = 'run_attrs' or seq > previous, true))
 select
     row_number, event_id, run_id, benchmark, kind, seq, source, {", ".join(CHECKED_COLUMNS)},
-    -- a null id is unique when it is the only one, as a window over the ids counts it
-    case when event_id is null then (select count(*) from narrow where event_id is null) = 1
+    -- null ids group together (and hash alike), as a window over the ids counts them
+    case when event_id is null then not exists (select 1 from repeated_ids where event_id is null)
          else event_id not in (select event_id from repeated_ids where event_id is not null) end as event_id_unique,
     row_number not in (select row_number from out_of_order) as seq_in_order,
     ts_plausible,
