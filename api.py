@@ -252,15 +252,18 @@ class Warehouse:
 
     def ingest(self, paths: Iterable[str | Path], attrs: dict[str, str] | None = None, check: bool = True,
                progress: Listener | None = None, *, quarantine: bool = False, limits: InputLimits | None = None,
-               prices: PriceRegistry | None = None) -> IngestReport:
-        """Ingest archives, folders and files; each commits atomically, a repeat adds nothing."""
+               prices: PriceRegistry | None = None, workers: int | None = None) -> IngestReport:
+        """Ingest archives, folders and files; each commits atomically, a repeat adds nothing.
+
+        `workers`: processes that read sources in parallel; by default one per core once the
+        ingest is large (a few MB), 1 reads everything in this process. The result is the same."""
         from .ingest.pipeline import ingest
         from .ingest.sources import Limits as InputLimits
 
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to ingest")
         report = ingest(self.store, [Path(p) for p in paths], attrs, limits=limits or InputLimits(), listener=progress,
-                        prices=prices, check=check, quarantine=quarantine)
+                        prices=prices, check=check, quarantine=quarantine, workers=workers)
         self.close()  # the next query sees the new commit
         return report
 

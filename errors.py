@@ -5,6 +5,8 @@ the HTTP service to statuses in one place (service/errors.py); nothing else catc
 
 from __future__ import annotations
 
+from functools import partial
+
 
 class TracewhError(Exception):
     """Something the user can fix; the message says what and where."""
@@ -35,6 +37,9 @@ class BadInputError(TracewhError):
         if field is not None:
             where += f", field '{field}'"
         super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self):  # so a staging worker's refusal reaches the main process whole (ingest/workers.py)
+        return partial(type(self), line=self.line, field=self.field), (self.file, self.problem)
 
 
 class QueryError(TracewhError):

@@ -71,40 +71,40 @@ def sweep_archives(roots: list[Path], out: Path) -> list[Path]:
 
 
 def run_measured(args: list[str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS in bytes) of a child process; fails loudly if it fails.
+    """(wall seconds, peak memory in bytes) of a child process; fails loudly if it fails.
 
-    The peak is the kernel's high-water mark (VmHWM) read until the child exits: rusage's
-    ru_maxrss would also count the benchmark's own pages the child had before exec."""
+    The peak is the larger of the child's high-water mark (VmHWM; rusage's ru_maxrss would also
+    count the benchmark's own pages the child had before exec) and the most its process tree held
+    at once: the proportional set sizes (Pss) of the child and its staging workers, summed every
+    50 ms. Pss, not RSS: the workers are forks, and RSS counts the pages they share once per process."""
     started = time.perf_counter()
     with open(os.devnull, "wb") as quiet, subprocess.Popen(args, stdout=quiet, stderr=subprocess.PIPE) as proc:
         peak = 0
         while proc.poll() is None:
-            peak = max(peak, _high_water_mark(proc.pid))
+            tree = sum(_proc_kib(pid, "smaps_rollup", "Pss:") for pid in [proc.pid, *_descendants(proc.pid)])
+            peak = max(peak, _proc_kib(proc.pid, "status", "VmHWM:"), tree)
             time.sleep(0.05)
         err = proc.stderr.read().decode()
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{err}")
-    return wall, peak
+    return wall, peak * 1024
 
 
-def _high_water_mark(pid: int) -> int:
+def _proc_kib(pid: int, file: str, key: str) -> int:
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        text = Path(f"/proc/{pid}/{file}").read_text()
     except OSError:
         return 0
-    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return next((int(line.split()[1]) for line in text.splitlines() if line.startswith(key)), 0)
 
 
-def timings(fn: Callable[[], Any], runs: int) -> dict[str, float]:
-    """p50/p95 over `runs` calls; first_ms is the first (cold) call, included in both."""
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - started)
-    return {"p50_ms": 1000 * statistics.median(seconds), "p95_ms": 1000 * float(np.percentile(seconds, 95)),
-            "first_ms": 1000 * seconds[0], "runs": runs}
+def _descendants(pid: int) -> list[int]:
+    try:
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    return [d for c in children for d in (c, *_descendants(c))]
 
 
 # ------------------------------------------------------------------------- ingest

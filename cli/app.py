@@ -71,6 +71,10 @@ def ingest(
     quarantine: Annotated[bool, typer.Option("--quarantine", help="Hold events that fail the data-quality gate "
                                              "(see `tracewh quarantine`) and commit the rest, instead of refusing the batch.")] = False,
     check: Annotated[bool, typer.Option("--check/--no-check", help="Run the data-quality gate before each commit.")] = True,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, show_default=False,
+                                                   help="Processes that read sources in parallel. Default: one per core "
+                                                   "once an ingest passes a few MB; 1 reads everything in this process. "
+                                                   "What is stored is the same either way.")] = None,
 ) -> None:
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
     from ..ingest.prices import PriceRegistry
@@ -82,7 +86,7 @@ def ingest(
     limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)
     with RichListener(err.console) as listener:
         report = _open(warehouse).ingest(paths, _parse_attrs(attr), check, listener, quarantine=quarantine,
-                                         limits=limits, prices=PriceRegistry.load(prices))
+                                         limits=limits, prices=PriceRegistry.load(prices), workers=workers)
     from rich.console import Console
 
     Console().print(report_table(report))

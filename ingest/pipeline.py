@@ -1,44 +1,38 @@
 """Ingest: sources -> adapters -> validated events -> staged Parquet -> one commit per source.
 
-Memory stays bounded: events are converted a record at a time and staged in
-Parquet row groups of ROWS_PER_GROUP; the commit reads the staged files back as a
-stream. A bad record aborts the whole source before anything is committed.
+Top-down, per source: find the groups each adapter reads (discover), stage their events
+(stage.py: in this process, or in worker processes for a large ingest, workers.py), run the
+data-quality gate over the staged batch, and commit it. Memory stays bounded: events are
+converted a chunk at a time and staged in Parquet; the commit reads the staged files back as
+a stream. A bad record aborts its source before anything of it is committed; the sources
+before it are committed, the ones after it are not read.
 """
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import hashlib
 import json
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, wait
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from deltalake.exceptions import DeltaError
 
+from ..errors import QualityError, StoreError, TracewhError
 from ..version import __version__
-from ..schema import ARROW_SCHEMA, COLUMNS, SCHEMA_VERSION, event_id
-from ..errors import BadInputError, QualityError, StoreError
 from ..warehouse.batchdb import batch_connection
 from ..warehouse.store import CommitResult, Held, Store
+from .adapters import ADAPTERS, Adapter, Group, unrecognised
 from .context import AdapterContext
-from .adapters import ADAPTERS, Adapter, EventBatch, Group, unrecognised
 from .prices import PriceRegistry
-from .bulk import Irregular, check_envelope, convert_batch
-from .rows import Where, convert
-from .sources import Limits, Source, SourceFile, expand, memory_source
-
-ROWS_PER_GROUP = 64_000
-RUN_LEVEL_COLUMNS = ("model",)  # `--attr model=X` fills these where a source left them empty
+from .sources import Limits, Source, expand, memory_source
+from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group
+from .workers import Job, StagedPart, StagingPool, slices
 
 
 @dataclass
@@ -84,19 +78,42 @@ class Listener:
 
 
 def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = None, *,
-           limits: Limits = Limits(), listener: Listener | None = None,
-           prices: PriceRegistry | None = None, check: bool = True, quarantine: bool = False) -> IngestReport:
-    """Ingest every source named by `paths`; each commits atomically or not at all."""
+           limits: Limits = Limits(), listener: Listener | None = None, prices: PriceRegistry | None = None,
+           check: bool = True, quarantine: bool = False, workers: int | None = None) -> IngestReport:
+    """Ingest every source named by `paths`, in order; each commits atomically or not at all.
+
+    `workers`: processes that stage sources (workers.py). None: one per core once the ingest is
+    large; 1: everything in this process. Either way the same events are committed, source by
+    source, and the first bad record in reading order is the error reported."""
     listener = listener or Listener()
     prices = prices or PriceRegistry.load()
     report = IngestReport()
-    for source in expand(list(paths), limits):
+    # The pool shuts (its running jobs finish) before the staging folders they write are removed.
+    paths = list(paths)
+    several = len(paths) > 1 or any(p.is_dir() for p in paths)
+    with ExitStack() as folders, StagingPool(workers, several_sources=several) as pool:
+        queue: deque[tuple[Source, Callable[[], SourceReport]]] = deque()  # what commits each source, in order
+        try:
+            for source in expand(paths, limits):
+                ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
+                queue.append((source, _start(store, source, ctx, pool, folders, listener)))
+                _finish(queue, report, listener, keep=pool.lookahead)
+        except TracewhError:
+            _finish(queue, report, listener)  # the sources before a refused one commit, as when read one by one
+            raise
+        _finish(queue, report, listener)
+    return report
+
+
+def _finish(queue: deque[tuple[Source, Callable[[], SourceReport]]], report: IngestReport, listener: Listener,
+            keep: int = 0) -> None:
+    """Commit the queued sources, in order, until `keep` are left (the workers stage those)."""
+    while len(queue) > keep:
+        source, commit = queue.popleft()
         listener.start_source(source)
-        ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
-        result = ingest_source(store, source, ctx)
+        result = commit()
         report.sources.append(result)
         listener.end_source(result)
-    return report
 
 
 def ingest_memory(store: Store, label: str, name: str, data: bytes, *, prices: PriceRegistry | None = None,
@@ -108,73 +125,121 @@ def ingest_memory(store: Store, label: str, name: str, data: bytes, *, prices: P
 
 
 def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
+    """One source, staged in this process, checked and committed."""
+    with _store_errors(store, source):
+        key = _batch_key(store, source, ctx)
+        if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
+            return _already(source)
+        return _stage_here(store, source, ctx, key, discover(source, ctx))
+
+
+class Discovery(NamedTuple):
+    groups: list[tuple[Adapter, Group]]  # in reading order
+    claimed: set[str]  # names of the files they read
+
+
+def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool, folders: ExitStack,
+           listener: Listener) -> Callable[[], SourceReport]:
+    """What commits the source when its turn comes. Its groups go to the workers now, when
+    pool.takes them; otherwise it is staged here then."""
+    with _store_errors(store, source):
+        key = _batch_key(store, source, ctx)
+        if store.has_batch(key):
+            return lambda: _already(source)
+        found = discover(source, ctx)
+        if not pool.takes(source, [group for _, group in found.groups]):
+            return lambda: _stage_here(store, source, ctx, key, found)
+        folder = ExitStack()
+        staged = folder.enter_context(store.staging())
+        folders.enter_context(folder)  # removed with the ingest if it never commits
+        cuts = slices([group for _, group in found.groups], pool.jobs_per_source)
+        jobs = [Job(staged, part, source.digest, batch_id(key), ctx.attrs,
+                    [(adapter.name, group) for adapter, group in found.groups[cut]],
+                    ctx.limits, ctx.prices, ctx.check, ctx.quarantine) for part, cut in enumerate(cuts)]
+        futures = [pool.submit(job) for job in jobs]
+    return lambda: _commit_parts(store, source, ctx, key, found, staged, folder, jobs, futures, listener)
+
+
+def _stage_here(store: Store, source: Source, ctx: AdapterContext, key: str, found: Discovery) -> SourceReport:
+    with _store_errors(store, source), store.staging() as staged:
+        writer = StagingWriter(staged, source.digest, batch_id(key), ctx.attrs)
+        with cycle_collection_paused():
+            for adapter, group in found.groups:
+                stage_group(writer, adapter, group, ctx)
+            writer.add_run_attrs()
+            writer.close()
+        release_freed_memory()
+        return _check_and_commit(store, source, ctx, staged, key, found, writer.rows)
+
+
+def _commit_parts(store: Store, source: Source, ctx: AdapterContext, key: str, found: Discovery, staged: Path,
+                  folder: ExitStack, jobs: list[Job], futures: list[Future[StagedPart]],
+                  listener: Listener) -> SourceReport:
+    """Wait for the workers' parts, then check and commit them as one batch."""
+    with _store_errors(store, source), folder:
+        parts = _collect(futures, jobs, listener)
+        rows = sum(p.rows for p in parts)
+        if ctx.attrs:  # the run_attrs events of every run the parts saw, in a last part
+            writer = StagingWriter(staged, source.digest, batch_id(key), ctx.attrs, part=len(parts))
+            for part in parts:
+                writer.runs = {**part.runs, **writer.runs}  # the first part to see a run names its benchmark
+            writer.add_run_attrs()
+            writer.close()
+            rows += writer.rows
+        return _check_and_commit(store, source, ctx, staged, key, found, rows)
+
+
+def _collect(futures: list[Future[StagedPart]], jobs: list[Job], listener: Listener) -> list[StagedPart]:
+    """Each job's part, in order. The first job refused is the error (each job stops at its first
+    bad record), raised once no worker still writes into the folder."""
+    parts = []
     try:
-        return _ingest_source(store, source, ctx)
+        for future, job in zip(futures, jobs):
+            parts.append(future.result())
+            listener.advance(sum(f.stored_bytes for _, group in job.groups for f in group.files))
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        wait(futures)
+        raise
+    return parts
+
+
+@contextmanager
+def _store_errors(store: Store, source: Source) -> Iterator[None]:
+    try:
+        yield
     except (OSError, DeltaError, duckdb.IOException) as e:  # disk full, unwritable store: the store is as it was
         raise StoreError(f"{source.path}: could not write the batch to {store.root} ({e}); nothing was committed. "
                          "`tracewh doctor` removes any partial files.") from None
 
 
-def _ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
-    attrs = ctx.attrs
-    key = batch_key(source.digest, attrs)
+def _batch_key(store: Store, source: Source, ctx: AdapterContext) -> str:
     store.remove_dead_staging()  # on every path: what a killed ingest left goes now, not at the next new batch
-    if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
-        return SourceReport(str(source.path), source.digest, [], 0, CommitResult(None, 0, 0, already_ingested=True))
-    batch_id = "b" + key[:24]  # the batch key: same content with new --attr values is another batch
-    with store.staging() as staged:
-        writer = StagingWriter(staged, source.digest, batch_id, attrs)
-        with cycle_collection_paused():
-            adapters, claimed = _stage_source(writer, source, ctx)
-            writer.add_run_attrs()
-            writer.close()
-        release_freed_memory()
-        meta = {"digest": source.digest, "key": key, "batch_id": batch_id, "source": str(source.path),
-                "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
-        flags: list[str] = []
-        con = batch_connection(staged)  # one DuckDB instance for the gate and the commit's dedup
-        try:
-            commit = store.commit(staged, meta, _gate(staged, con, source, ctx, flags), con=con)
-        finally:
-            con.close()
-    skipped = [f.name for f in source.others if f.name not in claimed]
-    return SourceReport(str(source.path), source.digest, adapters, writer.rows, commit, skipped, flags)
+    return batch_key(source.digest, ctx.attrs)
 
 
-_PAUSES = 0  # stagings under way that paused Python's cycle collector
-_PAUSE_LOCK = threading.Lock()
-_WAS_ENABLED = True
+def batch_id(key: str) -> str:
+    return "b" + key[:24]  # the batch key's: same content with new --attr values is another batch
 
 
-@contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Staging holds a chunk of event dicts (and their payloads) alive at a time; with the cycle
-    collector on, its full passes over them cost 15% of staging's CPU. Events are trees, freed by
-    reference counting, so the collector is paused while any ingest stages (threads included)."""
-    global _PAUSES, _WAS_ENABLED
-    with _PAUSE_LOCK:
-        if _PAUSES == 0:
-            _WAS_ENABLED = gc.isenabled()
-            gc.disable()
-        _PAUSES += 1
+def _already(source: Source) -> SourceReport:
+    return SourceReport(str(source.path), source.digest, [], 0, CommitResult(None, 0, 0, already_ingested=True))
+
+
+def _check_and_commit(store: Store, source: Source, ctx: AdapterContext, staged: Path, key: str, found: Discovery,
+                      rows: int) -> SourceReport:
+    adapters = [group.format for _, group in found.groups]
+    meta = {"digest": source.digest, "key": key, "batch_id": batch_id(key), "source": str(source.path),
+            "adapters": ",".join(sorted(set(adapters))), "tracewh_version": __version__}
+    flags: list[str] = []
+    con = batch_connection(staged)  # one DuckDB instance for the gate and the commit's dedup
     try:
-        yield
+        commit = store.commit(staged, meta, _gate(staged, con, source, ctx, flags), con=con)
     finally:
-        with _PAUSE_LOCK:
-            _PAUSES -= 1
-            if _PAUSES == 0 and _WAS_ENABLED:
-                gc.enable()
-
-
-def release_freed_memory() -> None:
-    """Hand back to the OS what staging freed (millions of event dicts, Arrow buffers of every
-    chunk), which the allocators otherwise keep: about 0.1 GB at scale 1, resident through the
-    gate, the dedup and the data-file writes, whose DuckDB budget comes on top of it."""
-    pa.default_memory_pool().release_unused()
-    try:
-        ctypes.CDLL(None).malloc_trim(0)  # glibc's; elsewhere there is nothing to call
-    except (OSError, AttributeError):
-        pass
+        con.close()
+    skipped = [f.name for f in source.others if f.name not in found.claimed]
+    return SourceReport(str(source.path), source.digest, adapters, rows, commit, skipped, flags)
 
 
 def _gate(staged: Path, con: duckdb.DuckDBPyConnection, source: Source, ctx: AdapterContext,
@@ -203,10 +268,10 @@ def batch_key(digest: str, attrs: dict[str, str]) -> str:
     return hashlib.sha256((digest + json.dumps(attrs, sort_keys=True)).encode()).hexdigest()
 
 
-def _stage_source(writer: StagingWriter, source: Source, ctx: AdapterContext) -> tuple[list[str], set[str]]:
-    """Stage every file: each adapter, in claiming order, takes the groups it recognises among the
-    files still unclaimed. A data file none takes is refused before any event is read; another
-    file none takes (a README) is skipped. Returns each group's format, and the names claimed."""
+def discover(source: Source, ctx: AdapterContext) -> Discovery:
+    """Each adapter, in claiming order, takes the groups it recognises among the files still
+    unclaimed. A data file none takes is refused before any event is read; another file none
+    takes (a README) is skipped. Returns the groups in reading order, and the names claimed."""
     claimed: set[str] = set()
     taken: list[tuple[Adapter, Group]] = []
     for adapter in ADAPTERS:
@@ -216,131 +281,6 @@ def _stage_source(writer: StagingWriter, source: Source, ctx: AdapterContext) ->
     unclaimed = sorted((f for f in source.files if f.name not in claimed), key=lambda f: f.name)
     if unclaimed:
         raise unrecognised(unclaimed[0], ctx)
-    for adapter, group in taken:
-        _stage_group(writer, adapter, group, ctx)
-    return [group.format for _, group in taken], claimed
+    return Discovery(taken, claimed)
 
 
-def _stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
-    try:
-        for item in adapter.events(group, ctx):
-            if isinstance(item, EventBatch):
-                writer.add_batch(item)
-            else:
-                file, line, event = item
-                writer.add(event, file, line)
-    except BadInputError:
-        # An event read before the adapter met this error may be refused first, as when every
-        # event was converted the moment it was read: the earlier error is the one reported.
-        writer.flush()
-        raise
-
-
-class StagingWriter:
-    """Fills envelope defaults, then converts and validates events a chunk at a time and writes
-    them to a staging Parquet file: whole columns at once (bulk.py), or one event at a time
-    (rows.convert) for a chunk the bulk conversion declines, which names any bad field."""
-
-    def __init__(self, folder: Path, digest: str, batch_id: str, attrs: dict[str, str]):
-        self.digest, self.batch_id, self.attrs = digest, batch_id, attrs
-        self.defaults = {k: v for k, v in attrs.items() if k in RUN_LEVEL_COLUMNS}
-        self.writer = pq.ParquetWriter(folder / "part-0.parquet", ARROW_SCHEMA, compression="zstd")
-        self.pending: list[dict[str, Any]] = []
-        self.where: list[Where] = []  # of each pending event, for errors
-        self.runs: dict[str, str] = {}  # run_id -> benchmark, for run_attrs events
-        self.rows = 0
-        self._last: tuple[str, int] | None = None
-        self._sub = 0
-
-    def add(self, event: dict[str, Any], file: SourceFile, line: int) -> None:
-        self._sub = self._sub + 1 if self._last == (file.name, line) else 0
-        self._last = (file.name, line)
-        if "event_id" not in event:  # not setdefault: the id is a hash, computed only when needed
-            event["event_id"] = event_id(self.digest, file.name, line, self._sub)
-        if "batch_id" not in event:
-            event["batch_id"] = self.batch_id
-        if "source" not in event:
-            event["source"] = f"{file.name}:{line}"
-        for column, value in self.defaults.items():
-            if event.get(column) is None:
-                event[column] = value
-        self.pending.append(event)
-        self.where.append(Where(file.display, line))
-        if len(self.pending) >= ROWS_PER_GROUP:
-            self.flush()
-
-    def add_run_attrs(self) -> None:
-        """One run_attrs event per run seen, carrying `--attr` values."""
-        if not self.attrs:
-            return
-        self.flush()
-        now = datetime.now(timezone.utc)  # attributes attached now; later ones win in `runs`
-        for run_id, benchmark in self.runs.items():
-            self.pending.append({
-                "event_id": event_id(self.digest, "run_attrs", run_id, json.dumps(self.attrs, sort_keys=True)),
-                "batch_id": self.batch_id, "run_id": run_id, "benchmark": benchmark, "kind": "run_attrs", "seq": 0,
-                "ts": now, "payload": dict(self.attrs), "source": "--attr"})
-            self.where.append(Where("--attr", None))
-        self.flush()
-
-    def add_batch(self, batch: EventBatch) -> None:
-        """Events an adapter gives as columns (adapters/base.py): defaults filled and envelope
-        checked a column at a time; a batch the checks decline goes through add() one by one."""
-        self.flush()  # events added before come first
-        lines = batch.columns.column("line")
-        first = (batch.file.name, lines[0].as_py()) if len(lines) else None
-        try:
-            if first == self._last:  # a second event on a line: the per-event path numbers it
-                raise Irregular("line continues")
-            columns = self._filled(batch)
-        except Irregular:
-            for file, line, event in batch.per_record():
-                self.add(event, file, line)
-            return
-        self._write(columns)
-        self._last, self._sub = (batch.file.name, lines[-1].as_py()), 0
-
-    def _filled(self, batch: EventBatch) -> pa.RecordBatch:
-        """add()'s defaults and convert()'s envelope checks, for columns (one event per line)."""
-        given, name, n = batch.columns, batch.file.name, batch.columns.num_rows
-        arrays = {c.name: given.column(c.name) if c.name in given.schema.names else pa.nulls(n, c.type)
-                  for c in COLUMNS}
-        if wrong := [c.name for c in COLUMNS if arrays[c.name].type != c.type]:
-            raise TypeError(f"{batch.file.display}: the adapter gave columns {wrong} in other types than the schema's")
-        lines = given.column("line")
-        ids = arrays["event_id"]
-        if ids.null_count:
-            ids = ids.to_pylist()
-            arrays["event_id"] = pa.array([event_id(self.digest, name, line, 0) if i is None else i
-                                           for i, line in zip(ids, lines.to_pylist())], pa.string())
-        sources = pc.binary_join_element_wise(name, lines.cast(pa.string()), ":")
-        arrays["source"] = pc.coalesce(arrays["source"], sources)
-        arrays["batch_id"] = pc.coalesce(arrays["batch_id"], pa.scalar(self.batch_id))
-        for column, value in self.defaults.items():
-            arrays[column] = pc.coalesce(arrays[column], pa.scalar(value))
-        arrays["schema_version"] = pc.coalesce(arrays["schema_version"], pa.scalar(SCHEMA_VERSION, pa.int32()))
-        check_envelope(arrays)
-        return pa.RecordBatch.from_arrays(list(arrays.values()), schema=ARROW_SCHEMA)
-
-    def flush(self) -> None:
-        """Convert and write the pending events (raises the first bad event's error)."""
-        if not self.pending:
-            return
-        try:
-            batch = convert_batch(self.pending)
-        except Irregular:
-            batch = pa.RecordBatch.from_pylist([convert(e, w) for e, w in zip(self.pending, self.where)],
-                                               schema=ARROW_SCHEMA)
-        self.pending, self.where = [], []
-        self._write(batch)
-
-    def _write(self, batch: pa.RecordBatch) -> None:
-        if self.attrs:
-            for run_id, benchmark in zip(batch.column("run_id").to_pylist(), batch.column("benchmark").to_pylist()):
-                self.runs.setdefault(run_id, benchmark)
-        self.writer.write_batch(batch)
-        self.rows += batch.num_rows
-
-    def close(self) -> None:
-        self.flush()
-        self.writer.close()

@@ -182,9 +182,9 @@ ZIP_OPEN_ERRORS = (OSError, EOFError, NotImplementedError, ValueError)
 
 
 def open_zip(path: Path, limits: Limits) -> Source:
+    archive = _Archive(path)
     try:
-        archive = zipfile.ZipFile(path)
-        members = archive.infolist()
+        members = archive.zip.infolist()
     except (zipfile.BadZipFile, *ZIP_OPEN_ERRORS) as e:
         raise BadInputError(str(path), f"not a readable zip archive (truncated or corrupt): {e}") from None
     files, others, seen, total = [], [], set(), 0
@@ -219,22 +219,52 @@ def check_member(path: Path | str, info: zipfile.ZipInfo, limits: Limits) -> Non
         raise BadInputError(display, f"compression ratio {ratio:.0f}:1 exceeds {limits.max_ratio:.0f}:1 (zip bomb?); refusing the archive")
 
 
-def _zip_member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo, limits: Limits) -> SourceFile:
-    display = f"{path}!{info.filename}"
+class _Archive:
+    """A zip archive, opened once per process for all its members. Pickled (for a staging worker,
+    ingest/workers.py) as its path alone: a ZipFile, and the file offset under it, cannot be
+    shared between processes, so a worker opens the archive again."""
 
-    def opener() -> BinaryIO:
+    def __init__(self, path: Path):
+        self.path, self._zip = path, None
+
+    @property
+    def zip(self) -> zipfile.ZipFile:
+        if self._zip is None:
+            self._zip = zipfile.ZipFile(self.path)
+        return self._zip
+
+    def __getstate__(self) -> Path:
+        return self.path
+
+    def __setstate__(self, path: Path) -> None:
+        self.path, self._zip = path, None
+
+
+@dataclass(frozen=True, slots=True)
+class _ZipMember:
+    """Opens one member of an archive: a fresh, capped, decompressed stream each call."""
+
+    archive: _Archive
+    info: zipfile.ZipInfo
+    display: str
+    limits: Limits
+
+    def __call__(self) -> BinaryIO:
         try:
-            stream: BinaryIO = archive.open(info)
+            stream: BinaryIO = self.archive.zip.open(self.info)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, *ZIP_OPEN_ERRORS) as e:
             # a corrupt header, an unknown compression, encryption (RuntimeError), truncation
-            raise BadInputError(display, f"cannot be read from the archive: {e}") from None
-        bound = _Bound(limits, info.compress_size)
-        if info.filename.lower().endswith(".gz"):
-            return _gunzip(stream, bound, display)
-        return _capped(stream, bound, display)
+            raise BadInputError(self.display, f"cannot be read from the archive: {e}") from None
+        bound = _Bound(self.limits, self.info.compress_size)
+        if self.info.filename.lower().endswith(".gz"):
+            return _gunzip(stream, bound, self.display)
+        return _capped(stream, bound, self.display)
 
+
+def _zip_member(archive: _Archive, path: Path, info: zipfile.ZipInfo, limits: Limits) -> SourceFile:
+    display = f"{path}!{info.filename}"
     plain = None if info.filename.lower().endswith(".gz") else info.file_size
-    return SourceFile(info.filename, display, info.compress_size, opener, plain)
+    return SourceFile(info.filename, display, info.compress_size, _ZipMember(archive, info, display, limits), plain)
 
 
 @dataclass(frozen=True)

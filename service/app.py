@@ -13,6 +13,7 @@ import io
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -134,7 +135,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
         with tempfile.TemporaryDirectory(prefix="tracewh-upload-") as folder:
             path = await receive_file(request, Path(folder), config.max_upload_bytes, config.body_idle_seconds,
                                       UPLOAD_SUFFIXES)
-            report = await run_in_threadpool(Warehouse(root).ingest, [path])
+            # Staged in this request's thread (workers=1): concurrent requests share the cores, and a
+            # server's threads are no process to fork workers from (ingest/workers.py).
+            report = await run_in_threadpool(partial(Warehouse(root).ingest, [path], workers=1))
         source = report.sources[0]
         return {"added": report.added, "duplicates": report.duplicates, "already_ingested": bool(report.already_ingested),
                 "version": source.commit.version, "formats": sorted(set(source.adapters))}

@@ -14,7 +14,7 @@ from helpers import llm_call, native_lines
 
 import tracewh as tw
 from tracewh.errors import BadInputError
-from tracewh.ingest import bulk, pipeline
+from tracewh.ingest import bulk, stage
 from tracewh.ingest.adapters.native import columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -38,7 +38,7 @@ def _irregular(*_: Any, **__: Any) -> Any:
 
 def per_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chunk and every block declined: events converted one at a time, native lines read one by one."""
-    monkeypatch.setattr(pipeline, "convert_batch", _irregular)
+    monkeypatch.setattr(stage, "convert_batch", _irregular)
     monkeypatch.setattr(columns, "_columns", _irregular)
 
 
@@ -50,7 +50,7 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(columns, "BULK_MIN_BYTES", 0)
     monkeypatch.setattr(columns, "BLOCK_BYTES", 4096)
     monkeypatch.setattr(columns, "_columns", _counted(columns._columns, "blocks"))
-    monkeypatch.setattr(pipeline, "convert_batch", _counted(pipeline.convert_batch, "chunks"))
+    monkeypatch.setattr(stage, "convert_batch", _counted(stage.convert_batch, "chunks"))
 
 
 def _counted(function: Any, counter: str) -> Any:
@@ -73,7 +73,7 @@ def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path]
     for name, mode in (("fast", fast), ("per-record", per_record)):
         with monkeypatch.context() as m:
             mode(m)
-            tw.open(tmp_path / name).ingest(paths, **options)
+            tw.open(tmp_path / name).ingest(paths, workers=1, **options)  # the patches hold in this process only
         results.append(stored(tmp_path / name))
     assert results[0] == results[1]
     return results[0]

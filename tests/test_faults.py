@@ -317,3 +317,47 @@ def test_total_size_limit_is_configurable(tmp_path):
     with pytest.raises(BadInputError, match="more than the 300-byte limit for one archive"):
         tw.open(tmp_path / "wh").ingest([archive], limits=Limits(max_total_bytes=300))
     assert tw.open(tmp_path / "wh").ingest([archive]).added == 5
+
+
+def test_a_killed_ingest_with_workers_leaves_the_store_before_or_after(tmp_path):
+    """kill -9 of an ingest whose workers stage a folder of runs: the workers die with it, the
+    store is exactly before or after, and the next ingest completes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from generate import write_decisionbench
+
+    (folder,) = write_decisionbench(tmp_path / "raw", 0.01, seed=6)  # runs of 200 tasks: a group each
+    started = time.perf_counter()
+    tracewh("ingest", "--workers", "2", folder, "-w", tmp_path / "timing", check=True)
+    full = time.perf_counter() - started
+    total = tw.open(tmp_path / "timing").sql("select count(*) from events").fetchall()[0][0]
+    rng = random.Random(6)
+    for trial in range(CRASH_TRIALS // 2):
+        wh = tmp_path / f"trial{trial}"
+        proc = subprocess.Popen([sys.executable, "-m", "tracewh", "ingest", "--workers", "2", str(folder), "-w", str(wh)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, full * 1.05))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while _processes_naming(wh) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _processes_naming(wh), f"trial {trial}: a worker outlived its ingest"
+        if (wh / "events").exists():
+            assert tw.open(wh).sql("select count(*) from events").fetchall()[0][0] in (0, total)
+        tracewh("ingest", folder, "-w", wh, check=True)
+        assert tw.open(wh).sql("select count(*) from events").fetchall() == [(total,)]
+        assert not any((wh / "_staging").iterdir())
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """Live processes whose command line names `path` (an ingest's workers repeat their parent's)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and str(path).encode() in (proc / "cmdline").read_bytes():
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(proc.name))
+        except OSError:
+            pass
+    return found

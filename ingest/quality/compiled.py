@@ -126,7 +126,13 @@ def _failures_sql(rules: list[CompiledRule]) -> str:
 
 
 def check_staged(staged: Path, con: duckdb.DuckDBPyConnection | None = None) -> Report:
-    """A batch being ingested, in the order its files were read (`con`: the batch's connection)."""
+    """A batch being ingested, in the order its files were read (`con`: the batch's connection).
+
+    Its events may lie in several part files (a part per job when workers stage them,
+    ingest/workers.py): `row_number` orders them part by part, in name order."""
     files = literal(staged / "part-*.parquet")
-    return check_relation(con or batch_connection(staged), f"select *, file_row_number as row_number "
-                                                           f"from read_parquet({files}, file_row_number = true)")
+    # The part's number (its name: stage.part_name) above the row's: 2^40 rows a part, ample.
+    return check_relation(con or batch_connection(staged), f"""
+        select * exclude (filename, file_row_number),
+               file_row_number + (regexp_extract(filename, 'part-([0-9]+)[.]parquet$', 1)::BIGINT << 40) as row_number
+        from read_parquet({files}, filename = true, file_row_number = true)""")

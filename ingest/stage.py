@@ -1,0 +1,199 @@
+"""Staging: a source's events converted, checked and written to Parquet part files, a chunk at a time.
+
+The pipeline (pipeline.py) stages a source here in its own process, or hands its groups to
+worker processes (workers.py), which stage each group into a part file of its own with the
+same StagingWriter. Either way the part files, read in name order, hold the batch's events in
+reading order.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import BadInputError
+from ..schema import ARROW_SCHEMA, COLUMNS, SCHEMA_VERSION, event_id
+from .adapters import Adapter, EventBatch, Group
+from .bulk import Irregular, check_envelope, convert_batch
+from .context import AdapterContext
+from .rows import Where, convert
+from .sources import SourceFile
+
+ROWS_PER_GROUP = 64_000
+RUN_LEVEL_COLUMNS = ("model",)  # `--attr model=X` fills these where a source left them empty
+
+
+_PAUSES = 0  # stagings under way that paused Python's cycle collector
+_PAUSE_LOCK = threading.Lock()
+_WAS_ENABLED = True
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Staging holds a chunk of event dicts (and their payloads) alive at a time; with the cycle
+    collector on, its full passes over them cost 15% of staging's CPU. Events are trees, freed by
+    reference counting, so the collector is paused while any ingest stages (threads included)."""
+    global _PAUSES, _WAS_ENABLED
+    with _PAUSE_LOCK:
+        if _PAUSES == 0:
+            _WAS_ENABLED = gc.isenabled()
+            gc.disable()
+        _PAUSES += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSES -= 1
+            if _PAUSES == 0 and _WAS_ENABLED:
+                gc.enable()
+
+
+def release_freed_memory() -> None:
+    """Hand back to the OS what staging freed (millions of event dicts, Arrow buffers of every
+    chunk), which the allocators otherwise keep: about 0.1 GB at scale 1, resident through the
+    gate, the dedup and the data-file writes, whose DuckDB budget comes on top of it."""
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # glibc's; elsewhere there is nothing to call
+    except (OSError, AttributeError):
+        pass
+
+
+def stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
+    try:
+        for item in adapter.events(group, ctx):
+            if isinstance(item, EventBatch):
+                writer.add_batch(item)
+            else:
+                file, line, event = item
+                writer.add(event, file, line)
+    except BadInputError:
+        # An event read before the adapter met this error may be refused first, as when every
+        # event was converted the moment it was read: the earlier error is the one reported.
+        writer.flush()
+        raise
+
+
+def part_name(part: int) -> str:
+    return f"part-{part:08d}.parquet"  # in name order, the batch's reading order
+
+
+class StagingWriter:
+    """Fills envelope defaults, then converts and validates events a chunk at a time and writes
+    them to a staging Parquet file: whole columns at once (bulk.py), or one event at a time
+    (rows.convert) for a chunk the bulk conversion declines, which names any bad field."""
+
+    def __init__(self, folder: Path, digest: str, batch_id: str, attrs: dict[str, str], part: int = 0):
+        self.digest, self.batch_id, self.attrs = digest, batch_id, attrs
+        self.defaults = {k: v for k, v in attrs.items() if k in RUN_LEVEL_COLUMNS}
+        self.writer = pq.ParquetWriter(folder / part_name(part), ARROW_SCHEMA, compression="zstd")
+        self.pending: list[dict[str, Any]] = []
+        self.where: list[Where] = []  # of each pending event, for errors
+        self.runs: dict[str, str] = {}  # run_id -> benchmark, for run_attrs events
+        self.rows = 0
+        self._last: tuple[str, int] | None = None
+        self._sub = 0
+
+    def add(self, event: dict[str, Any], file: SourceFile, line: int) -> None:
+        self._sub = self._sub + 1 if self._last == (file.name, line) else 0
+        self._last = (file.name, line)
+        if "event_id" not in event:  # not setdefault: the id is a hash, computed only when needed
+            event["event_id"] = event_id(self.digest, file.name, line, self._sub)
+        if "batch_id" not in event:
+            event["batch_id"] = self.batch_id
+        if "source" not in event:
+            event["source"] = f"{file.name}:{line}"
+        for column, value in self.defaults.items():
+            if event.get(column) is None:
+                event[column] = value
+        self.pending.append(event)
+        self.where.append(Where(file.display, line))
+        if len(self.pending) >= ROWS_PER_GROUP:
+            self.flush()
+
+    def add_run_attrs(self) -> None:
+        """One run_attrs event per run seen, carrying `--attr` values."""
+        if not self.attrs:
+            return
+        self.flush()
+        now = datetime.now(timezone.utc)  # attributes attached now; later ones win in `runs`
+        for run_id, benchmark in self.runs.items():
+            self.pending.append({
+                "event_id": event_id(self.digest, "run_attrs", run_id, json.dumps(self.attrs, sort_keys=True)),
+                "batch_id": self.batch_id, "run_id": run_id, "benchmark": benchmark, "kind": "run_attrs", "seq": 0,
+                "ts": now, "payload": dict(self.attrs), "source": "--attr"})
+            self.where.append(Where("--attr", None))
+        self.flush()
+
+    def add_batch(self, batch: EventBatch) -> None:
+        """Events an adapter gives as columns (adapters/base.py): defaults filled and envelope
+        checked a column at a time; a batch the checks decline goes through add() one by one."""
+        self.flush()  # events added before come first
+        lines = batch.columns.column("line")
+        first = (batch.file.name, lines[0].as_py()) if len(lines) else None
+        try:
+            if first == self._last:  # a second event on a line: the per-event path numbers it
+                raise Irregular("line continues")
+            columns = self._filled(batch)
+        except Irregular:
+            for file, line, event in batch.per_record():
+                self.add(event, file, line)
+            return
+        self._write(columns)
+        self._last, self._sub = (batch.file.name, lines[-1].as_py()), 0
+
+    def _filled(self, batch: EventBatch) -> pa.RecordBatch:
+        """add()'s defaults and convert()'s envelope checks, for columns (one event per line)."""
+        given, name, n = batch.columns, batch.file.name, batch.columns.num_rows
+        arrays = {c.name: given.column(c.name) if c.name in given.schema.names else pa.nulls(n, c.type)
+                  for c in COLUMNS}
+        if wrong := [c.name for c in COLUMNS if arrays[c.name].type != c.type]:
+            raise TypeError(f"{batch.file.display}: the adapter gave columns {wrong} in other types than the schema's")
+        lines = given.column("line")
+        ids = arrays["event_id"]
+        if ids.null_count:
+            ids = ids.to_pylist()
+            arrays["event_id"] = pa.array([event_id(self.digest, name, line, 0) if i is None else i
+                                           for i, line in zip(ids, lines.to_pylist())], pa.string())
+        sources = pc.binary_join_element_wise(name, lines.cast(pa.string()), ":")
+        arrays["source"] = pc.coalesce(arrays["source"], sources)
+        arrays["batch_id"] = pc.coalesce(arrays["batch_id"], pa.scalar(self.batch_id))
+        for column, value in self.defaults.items():
+            arrays[column] = pc.coalesce(arrays[column], pa.scalar(value))
+        arrays["schema_version"] = pc.coalesce(arrays["schema_version"], pa.scalar(SCHEMA_VERSION, pa.int32()))
+        check_envelope(arrays)
+        return pa.RecordBatch.from_arrays(list(arrays.values()), schema=ARROW_SCHEMA)
+
+    def flush(self) -> None:
+        """Convert and write the pending events (raises the first bad event's error)."""
+        if not self.pending:
+            return
+        try:
+            batch = convert_batch(self.pending)
+        except Irregular:
+            batch = pa.RecordBatch.from_pylist([convert(e, w) for e, w in zip(self.pending, self.where)],
+                                               schema=ARROW_SCHEMA)
+        self.pending, self.where = [], []
+        self._write(batch)
+
+    def _write(self, batch: pa.RecordBatch) -> None:
+        if self.attrs:
+            for run_id, benchmark in zip(batch.column("run_id").to_pylist(), batch.column("benchmark").to_pylist()):
+                self.runs.setdefault(run_id, benchmark)
+        self.writer.write_batch(batch)
+        self.rows += batch.num_rows
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()

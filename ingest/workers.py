@@ -1,0 +1,149 @@
+"""Staging on every core: worker processes read a source's groups while the main process commits.
+
+Python reads and converts events one at a time under one lock (the GIL), so one process
+stages on one core. A large ingest therefore hands its groups (a run folder, a log, a file:
+what one adapter reads as a unit) to a pool of worker processes, one per core. Each worker
+stages one group into a part file of its source's staging folder (`part-<group>.parquet`),
+exactly as the main process would stage it; the main process then checks and commits each
+source as one batch, in the order given, while the workers already read the next sources.
+
+The workers are forks of the main process, made when the first group is handed over (Linux
+only; elsewhere everything stays in this process). Not fresh interpreters (multiprocessing's
+spawn or forkserver): those import the user's `__main__` again, which runs a script or
+notebook cell that calls ingest without an `if __name__ == "__main__"` guard a second time.
+A worker touches nothing it inherits but the interpreter and the modules: it gets its group
+by pickle (files opened again, sources.py), and threads the main process may run (DuckDB's,
+the progress display's) never run in it. Small ingests never start the pool: below
+POOL_MIN_BYTES forking and pickling cost more than the workers save.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .adapters import ADAPTERS, Group
+from .context import AdapterContext
+from .prices import PriceRegistry
+from .sources import Limits, Source
+from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group
+
+POOL_MIN_BYTES = 1 << 20  # bytes read in this ingest (decompressed where known) before workers pay off
+
+
+@dataclass
+class Job:
+    """Groups of one source to stage, in reading order, with all a worker needs: it shares
+    nothing else with the main process."""
+
+    folder: Path  # the source's staging folder
+    part: int  # the job's place among the source's jobs: its part file's number
+    digest: str
+    batch_id: str
+    attrs: dict[str, str]
+    groups: list[tuple[str, Group]]  # (adapter name in ADAPTERS, group)
+    limits: Limits
+    prices: PriceRegistry
+    check: bool
+    quarantine: bool
+
+
+@dataclass
+class StagedPart:
+    rows: int
+    runs: dict[str, str] = field(default_factory=dict)  # run_id -> benchmark, for --attr's run_attrs
+
+
+def stage_job(job: Job) -> StagedPart:
+    """In a worker: the groups' events, converted and checked, into part file `job.part`. A bad
+    record raises BadInputError, which reaches the main process whole (errors.py)."""
+    adapters = {a.name: a for a in ADAPTERS}
+    ctx = AdapterContext(job.limits, job.attrs, prices=job.prices, check=job.check, quarantine=job.quarantine)
+    writer = StagingWriter(job.folder, job.digest, job.batch_id, job.attrs, part=job.part)
+    with cycle_collection_paused():
+        for name, group in job.groups:
+            stage_group(writer, adapters[name], group, ctx)
+        writer.close()
+    release_freed_memory()  # an idle worker holds no more than it needs (the main process gates and commits)
+    return StagedPart(writer.rows, writer.runs)
+
+
+def group_bytes(group: Group) -> int:
+    return sum(f.plain_bytes or f.stored_bytes for f in group.files)
+
+
+def slices(groups: list[Group], count: int) -> list[slice]:
+    """The groups cut into at most `count` runs of neighbours of about equal bytes: a part file
+    each. Few parts, not one per group: the gate and the commit read every part (108 parts of a
+    DecisionBench folder cost them 1.5 s more than one)."""
+    sizes = [group_bytes(g) + 1 for g in groups]
+    total, cuts, reached = sum(sizes), [0], 0
+    for i, size in enumerate(sizes):
+        reached += size
+        if reached * count >= total * len(cuts) and i + 1 < len(groups):
+            cuts.append(i + 1)
+    return [slice(a, b) for a, b in zip(cuts, cuts[1:] + [len(groups)])]
+
+
+class StagingPool:
+    """Worker processes for an ingest, started the first time a source is worth handing over."""
+
+    def __init__(self, processes: int | None = None, several_sources: bool = False):
+        """`processes`: None = one per core once the ingest is large; 1 = never (all in this process).
+        `several_sources`: the ingest may read more than one source (several paths, a folder)."""
+        self.automatic, self.several_sources = processes is None, several_sources
+        if processes is None:
+            processes = len(os.sched_getaffinity(0)) if sys.platform == "linux" else 1
+        self.processes = processes
+        self.read_bytes = 0  # of the sources seen so far
+        self._executor: ProcessPoolExecutor | None = None
+
+    def takes(self, source: Source, groups: list[Group]) -> bool:
+        """Whether this source's groups go to the workers: when there are workers to have and, by
+        default, something to share between them (several groups, or sources to come), once the
+        ingest has read POOL_MIN_BYTES."""
+        self.read_bytes += sum(group_bytes(g) for g in groups)
+        if self.processes < 2 or not groups or source.kind == "memory":
+            return False
+        if self.automatic:
+            return self.read_bytes >= POOL_MIN_BYTES and (len(groups) > 1 or self.several_sources)
+        return True
+
+    @property
+    def lookahead(self) -> int:
+        """Sources staged ahead of the one committing: enough to keep every worker busy, once they run."""
+        return self.processes if self._executor is not None else 0
+
+    @property
+    def jobs_per_source(self) -> int:
+        """Jobs a source's groups are cut into: a few per worker, so that a worker done early takes
+        another while a slower one finishes."""
+        return 4 * self.processes
+
+    def submit(self, job: Job) -> Future[StagedPart]:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"),
+                                                 initializer=_die_with_parent)
+        return self._executor.submit(stage_job, job)
+
+    def __enter__(self) -> StagingPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _die_with_parent() -> None:
+    """A worker is killed with the main process (kill -9 included): none is left staging for an
+    ingest that is gone. The staging folder it wrote goes at the next ingest or `tracewh doctor`."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

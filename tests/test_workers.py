@@ -1,0 +1,153 @@
+"""Staging on every core (ingest/workers.py): what worker processes stage commits exactly what one
+process commits, source by source, and bad input is refused in the same words, with the sources
+before it committed and nothing after it."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import tracewh
+
+import tracewh as tw
+from tracewh.errors import BadInputError, QualityError
+from tracewh.ingest.sources import expand
+from tracewh.ingest.workers import POOL_MIN_BYTES, StagingPool
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from generate import write_decisionbench, write_entcollabbench  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> dict[str, Any]:
+    """A DecisionBench folder of several runs (a group each), three of its runs as zips, an
+    EntCollabBench run folder."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    (dcb,) = write_decisionbench(tmp / "raw", 0.004, seed=3)
+    ecb = write_entcollabbench(tmp / "raw", 0.004, seed=3)[:2]
+    runs = sorted(p for p in dcb.iterdir() if p.is_dir())
+    zips = [_zipped(run, tmp / "zips" / f"{run.name}.zip") for run in runs[:3]]
+    return {"folder": dcb, "runs": runs, "zips": zips, "ecb": ecb}
+
+
+def _zipped(folder: Path, out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(folder).as_posix())
+    return out
+
+
+def stored(wh: Path) -> list[tuple]:
+    # --attr's run_attrs carry the time of the ingest: everything else must match to the bit
+    return tw.open(wh).sql("select * exclude (ts), case when source = '--attr' then null else ts end "
+                           "from events_raw order by event_id").fetchall()
+
+
+def summary(report: Any) -> list[tuple]:
+    return [(s.source, s.adapters, s.read, s.commit.added, s.commit.duplicates, s.commit.already_ingested,
+             s.skipped_files, s.flags) for s in report.sources]
+
+
+def ingest_both_ways(tmp_path: Path, paths: list[Path], **options: Any) -> list[Any]:
+    """Each way into a store of its own: the results (reports or errors) and stored events, which must agree."""
+    outcomes = []
+    for workers in (1, 2):
+        wh = tmp_path / f"workers-{workers}"
+        try:
+            outcome: Any = summary(tw.open(wh).ingest(paths, workers=workers, **options))
+        except (BadInputError, QualityError) as e:
+            outcome = f"{type(e).__name__}: {e}"
+        outcomes.append((outcome, stored(wh) if (wh / "events").exists() else []))
+        assert not any((wh / "_staging").iterdir()), "a staging folder outlived its ingest"
+    assert outcomes[0] == outcomes[1]
+    return outcomes[0]
+
+
+def test_workers_store_what_one_process_stores(tmp_path, sweep):
+    paths = [sweep["folder"], *sweep["zips"], *sweep["ecb"]]
+    report, events = ingest_both_ways(tmp_path, paths, attrs={"condition": "sweep-1"})
+    assert len(report) == 3 + 1 + len(sweep["ecb"]) and len(events) > 5000
+    assert sum(r[3] for r in report) == len(events) and all(r[2] > 0 for r in report)
+
+
+def test_a_repeat_through_the_workers_adds_nothing(tmp_path, sweep):
+    wh = tw.open(tmp_path / "wh")
+    wh.ingest(sweep["zips"], workers=2)
+    before = wh.sql("select count(*) from events").fetchall()
+    again = wh.ingest(sweep["zips"], workers=2)
+    assert [s.commit.already_ingested for s in again.sources] == [True] * 3
+    assert wh.sql("select count(*) from events").fetchall() == before
+
+
+def _break_line(trace: Path, line: int, text: str) -> None:
+    lines = trace.read_text().splitlines(keepends=True)
+    lines[line - 1] = text + "\n"
+    trace.write_text("".join(lines))
+
+
+def _trace(run: Path) -> Path:
+    return sorted((run / "traces").rglob("*.jsonl"))[0]
+
+
+def test_the_first_bad_record_in_reading_order_is_refused(tmp_path, sweep):
+    """Two runs of a folder broken: the earlier one is named, as when one process reads them in
+    order; the source before the folder commits, the one after it does not."""
+    folder = tmp_path / "decisionbench"
+    shutil.copytree(sweep["folder"], folder)
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    _break_line(_trace(runs[2]), 2, '{"type": "completion", "step": "two"}')
+    _break_line(_trace(runs[4]), 1, "not json")
+    (outcome, events) = ingest_both_ways(tmp_path, [sweep["zips"][0], folder, sweep["zips"][1]])
+    assert outcome.startswith("BadInputError: ") and runs[2].name in outcome and "field 'step'" in outcome
+    assert {e[2] for e in events} == {tw.open(tmp_path / "workers-1").sql(
+        "select distinct run_id from events").fetchall()[0][0]}  # the first zip's run alone
+
+
+def test_the_gate_reads_the_parts_in_reading_order(tmp_path, sweep):
+    """Negative latencies in two runs: the gate's report (counts, first examples) and the events
+    it holds back are the same whichever process staged which run."""
+    folder = tmp_path / "decisionbench"
+    shutil.copytree(sweep["folder"], folder)
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    for run in (runs[1], runs[3]):
+        trace = _trace(run)
+        trace.write_text(trace.read_text().replace('"latency_s": ', '"latency_s": -', 1))
+    refused, _ = ingest_both_ways(tmp_path / "refused", [folder])
+    assert refused.startswith("QualityError: ") and "latency_s" in refused
+    held, _ = ingest_both_ways(tmp_path / "held", [folder], quarantine=True)
+    assert held[0][3] > 0
+    quarantined = [sorted(map(str, tw.open(tmp_path / "held" / f"workers-{n}").quarantine()
+                              .drop_columns(["quarantined_at"]).to_pylist())) for n in (1, 2)]
+    assert quarantined[0] == quarantined[1] and len(quarantined[0]) == 2
+
+
+def test_the_command_line_takes_workers(tmp_path, sweep):
+    result = tracewh("ingest", "--workers", "2", *sweep["zips"], "-w", tmp_path / "wh", check=True)
+    assert "added" in result.out.lower() or result.out
+    assert tw.open(tmp_path / "wh").sql("select count(distinct batch_id) from events").fetchall() == [(3,)]
+    assert tracewh("ingest", "--workers", "0", sweep["zips"][0], "-w", tmp_path / "wh").code == 2
+
+
+def test_small_ingests_stay_in_this_process(sweep):
+    (source,) = expand([sweep["zips"][0]])
+    assert not StagingPool(1).takes(source, [_Sized(POOL_MIN_BYTES)] * 2)
+    assert StagingPool(2).takes(source, [_Sized(1)]), "asked for, workers stage even a small source"
+    automatic = StagingPool()
+    if automatic.processes > 1:
+        assert not automatic.takes(source, [_Sized(POOL_MIN_BYTES // 4)] * 2)  # half the bytes read so far
+        assert automatic.takes(source, [_Sized(POOL_MIN_BYTES // 4)] * 2)  # now all of them
+        assert not StagingPool().takes(source, [_Sized(POOL_MIN_BYTES)]), "one group, nothing to share"
+        assert StagingPool(several_sources=True).takes(source, [_Sized(POOL_MIN_BYTES)])
+
+
+class _Sized:
+    """A group of one file of `size` bytes, as takes() weighs groups."""
+
+    def __init__(self, size: int):
+        self.files = [type("File", (), {"plain_bytes": size, "stored_bytes": size})()]
