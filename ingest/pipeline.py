@@ -88,15 +88,15 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
     listener = listener or Listener()
     prices = prices or PriceRegistry.load()
     report = IngestReport()
-    # The pool shuts (its running jobs finish) before the staging folders they write are removed.
     paths = list(paths)
     several = len(paths) > 1 or any(p.is_dir() for p in paths)
+    # The pool shuts (its running jobs finish) before the staging folders they write are removed.
     with ExitStack() as folders, StagingPool(workers, several_sources=several) as pool:
-        queue: deque[tuple[Source, Callable[[], SourceReport]]] = deque()  # what commits each source, in order
+        queue: deque[tuple[Source, Callable[[Listener], SourceReport]]] = deque()  # what commits each source, in order
         try:
             for source in expand(paths, limits):
                 ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
-                queue.append((source, _start(store, source, ctx, pool, folders, listener)))
+                queue.append((source, _start(store, source, ctx, pool, folders)))
                 _finish(queue, report, listener, keep=pool.lookahead)
         except TracewhError:
             _finish(queue, report, listener)  # the sources before a refused one commit, as when read one by one
@@ -105,13 +105,13 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
     return report
 
 
-def _finish(queue: deque[tuple[Source, Callable[[], SourceReport]]], report: IngestReport, listener: Listener,
-            keep: int = 0) -> None:
+def _finish(queue: deque[tuple[Source, Callable[[Listener], SourceReport]]], report: IngestReport,
+            listener: Listener, keep: int = 0) -> None:
     """Commit the queued sources, in order, until `keep` are left (the workers stage those)."""
     while len(queue) > keep:
         source, commit = queue.popleft()
         listener.start_source(source)
-        result = commit()
+        result = commit(listener)
         report.sources.append(result)
         listener.end_source(result)
 
@@ -138,17 +138,17 @@ class Discovery(NamedTuple):
     claimed: set[str]  # names of the files they read
 
 
-def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool, folders: ExitStack,
-           listener: Listener) -> Callable[[], SourceReport]:
+def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
+           folders: ExitStack) -> Callable[[Listener], SourceReport]:
     """What commits the source when its turn comes. Its groups go to the workers now, when
     pool.takes them; otherwise it is staged here then."""
     with _store_errors(store, source):
         key = _batch_key(store, source, ctx)
         if store.has_batch(key):
-            return lambda: _already(source)
+            return lambda _: _already(source)
         found = discover(source, ctx)
         if not pool.takes(source, [group for _, group in found.groups]):
-            return lambda: _stage_here(store, source, ctx, key, found)
+            return lambda _: _stage_here(store, source, ctx, key, found)
         folder = ExitStack()
         staged = folder.enter_context(store.staging())
         folders.enter_context(folder)  # removed with the ingest if it never commits
@@ -156,8 +156,8 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
         jobs = [Job(staged, part, source.digest, batch_id(key), ctx.attrs,
                     [(adapter.name, group) for adapter, group in found.groups[cut]],
                     ctx.limits, ctx.prices, ctx.check, ctx.quarantine) for part, cut in enumerate(cuts)]
-        futures = [pool.submit(job) for job in jobs]
-    return lambda: _commit_parts(store, source, ctx, key, found, staged, folder, jobs, futures, listener)
+        handed = _Handed(store, source, ctx, key, found, staged, folder, jobs, [pool.submit(job) for job in jobs])
+    return handed.commit
 
 
 def _stage_here(store: Store, source: Source, ctx: AdapterContext, key: str, found: Discovery) -> SourceReport:
@@ -172,37 +172,48 @@ def _stage_here(store: Store, source: Source, ctx: AdapterContext, key: str, fou
         return _check_and_commit(store, source, ctx, staged, key, found, writer.rows)
 
 
-def _commit_parts(store: Store, source: Source, ctx: AdapterContext, key: str, found: Discovery, staged: Path,
-                  folder: ExitStack, jobs: list[Job], futures: list[Future[StagedPart]],
-                  listener: Listener) -> SourceReport:
-    """Wait for the workers' parts, then check and commit them as one batch."""
-    with _store_errors(store, source), folder:
-        parts = _collect(futures, jobs, listener)
-        rows = sum(p.rows for p in parts)
-        if ctx.attrs:  # the run_attrs events of every run the parts saw, in a last part
-            writer = StagingWriter(staged, source.digest, batch_id(key), ctx.attrs, part=len(parts))
-            for part in parts:
-                writer.runs = {**part.runs, **writer.runs}  # the first part to see a run names its benchmark
-            writer.add_run_attrs()
-            writer.close()
-            rows += writer.rows
-        return _check_and_commit(store, source, ctx, staged, key, found, rows)
+@dataclass
+class _Handed:
+    """A source whose groups the workers stage, as jobs of neighbouring groups, a part file each."""
 
+    store: Store
+    source: Source
+    ctx: AdapterContext
+    key: str
+    found: Discovery
+    staged: Path
+    folder: ExitStack  # holds the staging folder: closing it removes the folder
+    jobs: list[Job]
+    futures: list[Future[StagedPart]]
 
-def _collect(futures: list[Future[StagedPart]], jobs: list[Job], listener: Listener) -> list[StagedPart]:
-    """Each job's part, in order. The first job refused is the error (each job stops at its first
-    bad record), raised once no worker still writes into the folder."""
-    parts = []
-    try:
-        for future, job in zip(futures, jobs):
-            parts.append(future.result())
-            listener.advance(sum(f.stored_bytes for _, group in job.groups for f in group.files))
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        wait(futures)
-        raise
-    return parts
+    def commit(self, listener: Listener) -> SourceReport:
+        """Wait for the parts, then check and commit them as one batch."""
+        with _store_errors(self.store, self.source), self.folder:
+            parts = self._collect(listener)
+            rows = sum(p.rows for p in parts)
+            if self.ctx.attrs:  # the run_attrs events of every run the parts saw, in a last part
+                writer = StagingWriter(self.staged, self.source.digest, batch_id(self.key), self.ctx.attrs, part=len(parts))
+                for part in parts:
+                    writer.runs = {**part.runs, **writer.runs}  # the first part to see a run names its benchmark
+                writer.add_run_attrs()
+                writer.close()
+                rows += writer.rows
+            return _check_and_commit(self.store, self.source, self.ctx, self.staged, self.key, self.found, rows)
+
+    def _collect(self, listener: Listener) -> list[StagedPart]:
+        """Each job's part, in order. The first job refused is the error (each job stops at its
+        first bad record), raised once no worker still writes into the folder."""
+        parts = []
+        try:
+            for future, job in zip(self.futures, self.jobs):
+                parts.append(future.result())
+                listener.advance(sum(f.stored_bytes for _, group in job.groups for f in group.files))
+        except BaseException:
+            for future in self.futures:
+                future.cancel()
+            wait(self.futures)
+            raise
+        return parts
 
 
 @contextmanager

@@ -20,13 +20,13 @@ POOL_MIN_BYTES forking and pickling cost more than the workers save.
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
 import os
 import signal
 import sys
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .adapters import ADAPTERS, Group
 from .context import AdapterContext
@@ -102,7 +102,7 @@ class StagingPool:
             processes = len(os.sched_getaffinity(0)) if sys.platform == "linux" else 1
         self.processes = processes
         self.read_bytes = 0  # of the sources seen so far
-        self._executor: ProcessPoolExecutor | None = None
+        self._executor: Any = None  # a ProcessPoolExecutor, once started
 
     def takes(self, source: Source, groups: list[Group]) -> bool:
         """Whether this source's groups go to the workers: when there are workers to have and, by
@@ -128,8 +128,11 @@ class StagingPool:
 
     def submit(self, job: Job) -> Future[StagedPart]:
         if self._executor is None:
+            import multiprocessing  # here: 20 ms of imports a small ingest, which never forks, does without
+            from concurrent.futures import ProcessPoolExecutor
+
             self._executor = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"),
-                                                 initializer=_die_with_parent)
+                                                 initializer=_start_worker)
         return self._executor.submit(stage_job, job)
 
     def __enter__(self) -> StagingPool:
@@ -141,9 +144,13 @@ class StagingPool:
 
 
 PR_SET_PDEATHSIG = 1  # prctl(2)
+WORKER_NICENESS = 10
 
 
-def _die_with_parent() -> None:
+def _start_worker() -> None:
     """A worker is killed with the main process (kill -9 included): none is left staging for an
-    ingest that is gone. The staging folder it wrote goes at the next ingest or `tracewh doctor`."""
+    ingest that is gone (its staging folder goes at the next ingest or `tracewh doctor`). It
+    yields the CPU to the main process, whose checks and commits every source waits for: staging
+    runs ahead of them anyway."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.nice(WORKER_NICENESS)
