@@ -156,7 +156,7 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
         jobs = [Job(staged, part, source.digest, batch_id(key), ctx.attrs,
                     [(adapter.name, group) for adapter, group in found.groups[cut]],
                     ctx.limits, ctx.prices, ctx.check, ctx.quarantine) for part, cut in enumerate(cuts)]
-        handed = _Handed(store, source, ctx, key, found, staged, folder, jobs, [pool.submit(job) for job in jobs])
+        handed = _Handed(store, source, ctx, key, found, staged, folder, pool, jobs, [pool.submit(job) for job in jobs])
     return handed.commit
 
 
@@ -183,6 +183,7 @@ class _Handed:
     found: Discovery
     staged: Path
     folder: ExitStack  # holds the staging folder: closing it removes the folder
+    pool: StagingPool
     jobs: list[Job]
     futures: list[Future[StagedPart]]
 
@@ -190,6 +191,7 @@ class _Handed:
         """Wait for the parts, then check and commit them as one batch."""
         with _store_errors(self.store, self.source), self.folder:
             parts = self._collect(listener)
+            self.pool.stop_if_idle()
             rows = sum(p.rows for p in parts)
             if self.ctx.attrs:  # the run_attrs events of every run the parts saw, in a last part
                 writer = StagingWriter(self.staged, self.source.digest, batch_id(self.key), self.ctx.attrs, part=len(parts))

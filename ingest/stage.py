@@ -94,8 +94,9 @@ class StagingWriter:
     them to a staging Parquet file: whole columns at once (bulk.py), or one event at a time
     (rows.convert) for a chunk the bulk conversion declines, which names any bad field."""
 
-    def __init__(self, folder: Path, digest: str, batch_id: str, attrs: dict[str, str], part: int = 0):
-        self.digest, self.batch_id, self.attrs = digest, batch_id, attrs
+    def __init__(self, folder: Path, digest: str, batch_id: str, attrs: dict[str, str], part: int = 0,
+                 chunk: int = ROWS_PER_GROUP):
+        self.digest, self.batch_id, self.attrs, self.chunk = digest, batch_id, attrs, chunk
         self.defaults = {k: v for k, v in attrs.items() if k in RUN_LEVEL_COLUMNS}
         self.writer = pq.ParquetWriter(folder / part_name(part), ARROW_SCHEMA, compression="zstd")
         self.pending: list[dict[str, Any]] = []
@@ -119,7 +120,7 @@ class StagingWriter:
                 event[column] = value
         self.pending.append(event)
         self.where.append(Where(file.display, line))
-        if len(self.pending) >= ROWS_PER_GROUP:
+        if len(self.pending) >= self.chunk:
             self.flush()
 
     def add_run_attrs(self) -> None:
