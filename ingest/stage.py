@@ -1,9 +1,9 @@
 """Staging: a source's events converted, checked and written to Parquet part files, a chunk at a time.
 
 The pipeline (pipeline.py) stages a source here in its own process, or hands its groups to
-worker processes (workers.py), which stage each group into a part file of its own with the
-same StagingWriter. Either way the part files, read in name order, hold the batch's events in
-reading order.
+worker processes (workers.py), which stage each job (a run of neighbouring groups) into a part
+file of its own with the same StagingWriter. Either way the part files, read in name order,
+hold the batch's events in reading order.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def release_freed_memory() -> None:
 
 
 def stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
+    """The group's events, as its adapter reads them, into `writer`."""
     try:
         for item in adapter.events(group, ctx):
             if isinstance(item, EventBatch):
