@@ -256,7 +256,8 @@ class Warehouse:
         """Ingest archives, folders and files; each commits atomically, a repeat adds nothing.
 
         `workers`: processes that read sources in parallel; by default one per core once the
-        ingest is large (a few MB), 1 reads everything in this process. The result is the same."""
+        ingest has read 1 MB and has several groups or sources to share (Linux); 1 reads everything
+        in this process. The result is the same."""
         from .ingest.pipeline import ingest
         from .ingest.sources import Limits as InputLimits
 

@@ -73,7 +73,7 @@ def ingest(
     check: Annotated[bool, typer.Option("--check/--no-check", help="Run the data-quality gate before each commit.")] = True,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, show_default=False,
                                                    help="Processes that read sources in parallel. Default: one per core "
-                                                   "once an ingest passes a few MB; 1 reads everything in this process. "
+                                                   "(Linux) once an ingest has read 1 MB; 1 reads everything in this process. "
                                                    "What is stored is the same either way.")] = None,
 ) -> None:
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""

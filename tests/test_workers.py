@@ -105,8 +105,7 @@ def test_the_first_bad_record_in_reading_order_is_refused(tmp_path, sweep):
     _break_line(_trace(runs[4]), 1, "not json")
     (outcome, events) = ingest_both_ways(tmp_path, [sweep["zips"][0], folder, sweep["zips"][1]])
     assert outcome.startswith("BadInputError: ") and runs[2].name in outcome and "field 'step'" in outcome
-    assert {e[2] for e in events} == {tw.open(tmp_path / "workers-1").sql(
-        "select distinct run_id from events").fetchall()[0][0]}  # the first zip's run alone
+    assert {e[2] for e in events} == {sweep["zips"][0].stem}  # run_id: the first zip's run alone
 
 
 def test_the_gate_reads_the_parts_in_reading_order(tmp_path, sweep):
@@ -128,8 +127,7 @@ def test_the_gate_reads_the_parts_in_reading_order(tmp_path, sweep):
 
 
 def test_the_command_line_takes_workers(tmp_path, sweep):
-    result = tracewh("ingest", "--workers", "2", *sweep["zips"], "-w", tmp_path / "wh", check=True)
-    assert "added" in result.out.lower() or result.out
+    tracewh("ingest", "--workers", "2", *sweep["zips"], "-w", tmp_path / "wh", check=True)
     assert tw.open(tmp_path / "wh").sql("select count(distinct batch_id) from events").fetchall() == [(3,)]
     assert tracewh("ingest", "--workers", "0", sweep["zips"][0], "-w", tmp_path / "wh").code == 2
 
