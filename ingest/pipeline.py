@@ -126,11 +126,7 @@ def ingest_memory(store: Store, label: str, name: str, data: bytes, *, prices: P
 
 def ingest_source(store: Store, source: Source, ctx: AdapterContext) -> SourceReport:
     """One source, staged in this process, checked and committed."""
-    with _store_errors(store, source):
-        key = _batch_key(store, source, ctx)
-        if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
-            return _already(source)
-        return _stage_here(store, source, ctx, key, discover(source, ctx))
+    return _start(store, source, ctx, StagingPool(1), ExitStack())(Listener())
 
 
 class Discovery(NamedTuple):
@@ -144,7 +140,7 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
     pool.takes them; otherwise it is staged here then."""
     with _store_errors(store, source):
         key = _batch_key(store, source, ctx)
-        if store.has_batch(key):
+        if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
             return lambda _: _already(source)
         found = discover(source, ctx)
         if not pool.takes(source, [group for _, group in found.groups]):

@@ -176,8 +176,8 @@ def _open_local(path: str, display: str) -> BinaryIO:
 
 # The exceptions a damaged or unusual zip raises on opening, besides its module's BadZipFile
 # (Python's zipfile, or the zstd backport's for .eval), each turned into a refusal naming the
-# file (exit 2): zipfile raises NotImplementedError itself for a zip version or compression
-# method it does not read, and ValueError for a member name that does not decode.
+# file (exit 2): zipfile's own "not implemented" error for a zip version or compression method
+# it does not read (the third class below), and ValueError for a member name that does not decode.
 ZIP_OPEN_ERRORS = (OSError, EOFError, NotImplementedError, ValueError)
 
 
