@@ -139,10 +139,10 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
     """What commits the source when its turn comes. Its groups go to the workers now, when
     pool.takes them; otherwise it is staged here then."""
     with _store_errors(store, source):
+        found = discover(source, ctx)  # before the key: a single file is being hashed meanwhile (sources.py)
         key = _batch_key(store, source, ctx)
         if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
             return lambda _: _already(source)
-        found = discover(source, ctx)
         if not pool.takes(source, [group for _, group in found.groups]):
             return lambda _: _stage_here(store, source, ctx, key, found)
         folder = ExitStack()

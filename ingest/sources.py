@@ -13,9 +13,11 @@ import hashlib
 import io
 import os
 import stat
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -49,6 +51,7 @@ class SourceFile:
     stored_bytes: int  # bytes as stored (compressed), for progress
     open: Callable[[], BinaryIO]
     plain_bytes: int | None = None  # decompressed size when known, to scale progress
+    seekable: bool = False  # open() gives the bytes as stored, where seek() is cheap: a reader may start mid-file
 
 
 @dataclass
@@ -57,9 +60,16 @@ class Source:
 
     path: Path
     kind: str  # zip | file | directory
-    digest: str
+    hashed: str | Future[str]  # the digest, or a single file's while a thread hashes it
     files: list[SourceFile]  # data files (.jsonl, .json, ...)
     others: list[SourceFile]  # everything else (README, profile cards, ...): readable, unparsed
+
+    @property
+    def digest(self) -> str:
+        """The content's sha256 (hex), which names the batch and seeds its event ids."""
+        if not isinstance(self.hashed, str):
+            self.hashed = self.hashed.result()
+        return self.hashed
 
     @property
     def stored_bytes(self) -> int:
@@ -109,7 +119,23 @@ def _regular(path: Path, display: str) -> None:
 def _file_source(path: Path, limits: Limits) -> Source:
     if not is_data_file(path.name):
         raise BadInputError(str(path), f"not a supported input (expected .zip or one of {', '.join(DATA_SUFFIXES)})")
-    return Source(path, "file", file_digest(path), [_local_file(path, path.name, str(path), limits)], [])
+    return Source(path, "file", _hashed_aside(path), [_local_file(path, path.name, str(path), limits)], [])
+
+
+def _hashed_aside(path: Path) -> Future[str]:
+    """file_digest(path), in a thread of its own: hashlib lets go of the GIL, so a large file is
+    hashed while discovery reads it (a native file's lines are counted, adapters/native/ranges.py:
+    0.5 s a GB, the hash 0.8 s). The pipeline asks for the digest once discovery is done."""
+    hashed: Future[str] = Future()
+
+    def run() -> None:
+        try:
+            hashed.set_result(file_digest(path))
+        except BaseException as e:  # noqa: BLE001 - raised where the digest is asked for
+            hashed.set_exception(e)
+
+    threading.Thread(target=run, name=f"tracewh-digest {path.name}", daemon=True).start()
+    return hashed
 
 
 def memory_source(label: str, name: str, data: bytes) -> Source:
@@ -160,7 +186,42 @@ def _local_file(path: Path, name: str, display: str, limits: Limits) -> SourceFi
         if size > limits.max_member_bytes:
             raise BadInputError(display, f"file is {size} bytes, over the {limits.max_member_bytes}-byte limit")
         opener = partial(_open_local, where, display)
-    return SourceFile(name, display, size, opener, None if name.lower().endswith(".gz") else size)
+    plain = not name.lower().endswith(".gz")
+    return SourceFile(name, display, size, opener, size if plain else None, seekable=plain)
+
+
+def file_range(file: SourceFile, start: int, end: int) -> SourceFile:
+    """Bytes [start, end) of a seekable file as a file of their own, named as the whole file is
+    (errors name it so): how several processes read one large file side by side."""
+    if not file.seekable:
+        raise ValueError(f"{file.display}: not a plain local file, cannot be read from the middle")
+    size = end - start
+    return SourceFile(file.name, file.display, size, partial(_open_range, file.open, start, size), size)
+
+
+def _open_range(opener: Callable[[], BinaryIO], start: int, size: int) -> BinaryIO:
+    stream = opener()
+    stream.seek(start)
+    return io.BufferedReader(_Window(stream, size), CHUNK)  # type: ignore[return-value]
+
+
+class _Window(io.RawIOBase):
+    """The next `size` bytes of a stream, then end of file."""
+
+    def __init__(self, raw: BinaryIO, size: int):
+        self.raw, self.left = raw, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        n = self.raw.readinto(memoryview(buffer)[: min(len(buffer), self.left)])  # type: ignore[attr-defined]
+        self.left -= n
+        return n
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def _open_local_gzip(path: str, display: str, bound: _Bound) -> BinaryIO:

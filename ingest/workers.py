@@ -130,7 +130,7 @@ class StagingPool:
     def jobs_per_source(self) -> int:
         """Jobs a source's groups are cut into: a few per worker, so that a worker done early takes
         another while a slower one finishes."""
-        return 4 * self.processes
+        return 8 * self.processes
 
     def submit(self, job: Job) -> Future[StagedPart]:
         if self._executor is None:

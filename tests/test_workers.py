@@ -4,6 +4,7 @@ before it committed and nothing after it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import zipfile
@@ -15,6 +16,8 @@ from helpers import tracewh
 
 import tracewh as tw
 from tracewh.errors import BadInputError, QualityError
+from tracewh.ingest.adapters import Group
+from tracewh.ingest.adapters.native import ranges
 from tracewh.ingest.sources import expand
 from tracewh.ingest.workers import POOL_MIN_BYTES, StagingPool
 
@@ -149,3 +152,58 @@ class _Sized:
 
     def __init__(self, size: int):
         self.files = [type("File", (), {"plain_bytes": size, "stored_bytes": size})()]
+
+
+# ------------------------------------------------------------------------- one large native file
+@pytest.fixture(scope="module")
+def native_export(tmp_path_factory, sweep) -> Path:
+    """The sweep's DecisionBench folder as native event lines, some lines without `seq` (it
+    defaults to the line number), blank lines (they shift the numbers after them), a torn last line."""
+    tmp = tmp_path_factory.mktemp("native")
+    tw.open(tmp / "wh").ingest([sweep["folder"]], check=False)
+    tw.open(tmp / "wh").export_events(tmp / "export.jsonl")
+    lines = (tmp / "export.jsonl").read_bytes().split(b"\n")
+    for i in range(100, len(lines) - 1, 997):
+        lines[i] = re.sub(rb'"seq":[0-9]+,', b"", lines[i])
+    lines[len(lines) // 2:len(lines) // 2] = [b"", b""]
+    (tmp / "export.jsonl").write_bytes(b"\n".join(lines) + b'{"event_id": "cut sh')
+    return tmp / "export.jsonl"
+
+
+def test_a_large_native_file_is_read_in_ranges_that_store_what_one_reading_stores(tmp_path, native_export,
+                                                                                 monkeypatch):
+    whole = tmp_path / "whole"
+    tw.open(whole).ingest([native_export], workers=1, check=False)  # seq left out breaks the gate's seq order
+    monkeypatch.setattr(ranges, "RANGE_BYTES", 200_000)  # read here, where discovery cuts the file
+    (source,) = expand([native_export])
+    assert len(ranges.split(Group("native", source.files))) > 8
+    _, events = ingest_both_ways(tmp_path, [native_export], check=False)
+    assert events == stored(whole) and len(events) > 5000
+
+
+def test_a_bad_line_in_a_later_range_is_named_by_its_line_in_the_file(tmp_path, native_export, monkeypatch):
+    broken = tmp_path / "broken.jsonl"
+    lines = native_export.read_bytes().split(b"\n")
+    lines[-300] = lines[-300].replace(b'"kind":"', b'"kind":"not-', 1)
+    broken.write_bytes(b"\n".join(lines))
+    monkeypatch.setattr(ranges, "RANGE_BYTES", 200_000)
+    outcome, events = ingest_both_ways(tmp_path, [broken], check=False)
+    assert f"line {len(lines) - 299}" in outcome and "field 'kind'" in outcome and events == []
+
+
+def test_ranges_start_after_a_line_end_and_know_their_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(ranges, "RANGE_BYTES", 1000)
+    data = b"".join(b"x" * (i * 37 % 900) + b"\n" for i in range(400)) + b"y" * 5000  # long lines, a last one unended
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    (source,) = expand([path])
+    parts = ranges.split(Group("native", source.files))
+    assert len(parts) > 10
+    read = b""
+    for part in parts:
+        (file,) = part.files
+        with file.open() as stream:
+            text = stream.read()
+        assert data.count(b"\n", 0, len(read)) + 1 == part.detail and (not read or read.endswith(b"\n"))
+        read += text
+    assert read == data

@@ -4,7 +4,8 @@ A header line `{"format": "tracewh-events/1"}`, then one event per line with the
 column names (docs/events.md, "Native format"; there is no docs/formats/ page, the format
 being tracewh's own). Read as written: no mapping, only `seq` defaults to the line number.
 Read a block of lines at a time as Arrow columns (columns.py), or line by line (records.py,
-events.py) for small files and for blocks the bulk checks do not clear.
+events.py) for small files and for blocks the bulk checks do not clear. A large file is cut
+into ranges of lines (ranges.py), which the staging workers read side by side.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 from ....schema import NATIVE_FORMAT
 from ...context import AdapterContext
 from ...sources import SourceFile
-from ..base import EventBatch, FileAdapter
-from . import columns, records
+from ..base import EventBatch, FileAdapter, Group, Located
+from . import columns, ranges, records
 
 
 class NativeAdapter(FileAdapter):
@@ -25,6 +26,14 @@ class NativeAdapter(FileAdapter):
 
     def sniff(self, file: SourceFile, ctx: AdapterContext) -> str | None:
         return records.sniff(file, ctx)
+
+    def groups(self, files: list[SourceFile], ctx: AdapterContext) -> list[Group]:
+        return [part for group in super().groups(files, ctx) for part in ranges.split(group)]
+
+    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]:
+        (file,) = group.files
+        for item in columns.read(file, ctx, first_line=group.detail or 1):  # detail: a range's first line
+            yield item if isinstance(item, EventBatch) else (file, *item)
 
     def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]] | EventBatch]:
         return columns.read(file, ctx)
