@@ -18,6 +18,7 @@ class AdapterContext:
     prices: PriceRegistry = field(default_factory=PriceRegistry)  # cost where a log has none
     check: bool = True  # run the data-quality gate before commit
     quarantine: bool = False  # hold failing events instead of refusing the batch
+    threads: int | None = None  # DuckDB threads an adapter's own queries may use (None: every core)
     _firsts: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
 
     def first(self, file: SourceFile) -> dict[str, Any] | None:

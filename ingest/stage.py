@@ -99,7 +99,10 @@ class StagingWriter:
                  chunk: int = ROWS_PER_GROUP):
         self.digest, self.batch_id, self.attrs, self.chunk = digest, batch_id, attrs, chunk
         self.defaults = {k: v for k, v in attrs.items() if k in RUN_LEVEL_COLUMNS}
-        self.writer = pq.ParquetWriter(folder / part_name(part), ARROW_SCHEMA, compression="zstd")
+        # lz4, not zstd: the gate, the dedup and the data-file writes each read the part files
+        # again, and decode lz4 four to five times as fast; the 1.7M-event native ingest took
+        # 0.6-1.0 s less, for staging files twice the size (they are removed after the commit).
+        self.writer = pq.ParquetWriter(folder / part_name(part), ARROW_SCHEMA, compression="lz4")
         self.pending: list[dict[str, Any]] = []
         self.where: list[Where] = []  # of each pending event, for errors
         self.runs: dict[str, str] = {}  # run_id -> benchmark, for run_attrs events

@@ -70,7 +70,8 @@ def stage_job(job: Job) -> StagedPart:
     """In a worker: the groups' events, converted and checked, into part file `job.part`. A bad
     record raises BadInputError, which reaches the main process whole (errors.py)."""
     adapters = {a.name: a for a in ADAPTERS}
-    ctx = AdapterContext(job.limits, job.attrs, prices=job.prices, check=job.check, quarantine=job.quarantine)
+    # One DuckDB thread: the other workers take the other cores (the native file staged 0.2-0.4 s sooner of 9)
+    ctx = AdapterContext(job.limits, job.attrs, prices=job.prices, check=job.check, quarantine=job.quarantine, threads=1)
     writer = StagingWriter(job.folder, job.digest, job.batch_id, job.attrs, part=job.part, chunk=WORKER_CHUNK)
     with cycle_collection_paused():
         for name, group in job.groups:

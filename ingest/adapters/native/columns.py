@@ -67,7 +67,7 @@ def read(file: SourceFile, ctx: AdapterContext, first_line: int = 1) -> Iterator
                 yield from per_line.events(file, ctx)
                 return
             progress.consumed(len(header))
-        con, line = _connection(), 2 if whole else first_line
+        con, line = _connection(ctx.threads), 2 if whole else first_line
         try:
             for block in _blocks(stream, ctx.limits.max_line_bytes):
                 yield from _block_events(con, block, line, file, ctx)
@@ -82,17 +82,18 @@ _databases: dict[int, duckdb.DuckDBPyConnection] = {}
 _databases_made = threading.Lock()
 
 
-def _connection() -> duckdb.DuckDBPyConnection:
+def _connection(threads: int | None) -> duckdb.DuckDBPyConnection:
     """A connection for one read (a DuckDB connection serves one thread at a time) to this
     process's database for reading blocks. The database is kept: a new one and its first JSON
     query cost 30 ms, paid 32 times a GB of a file cut into ranges (ranges.py) otherwise; a
     connection to it costs 2. By process id: a staging worker, a fork, must not use the database
     it inherits (its threads did not come along), nor close it: it stays unused until the worker
-    ends (os._exit, which runs no destructor)."""
+    ends (os._exit, which runs no destructor). `threads`: the database's, when it is made."""
     with _databases_made:
         database = _databases.get(os.getpid())
         if database is None:
-            database = _databases[os.getpid()] = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+            config = {"memory_limit": MEMORY_LIMIT} | ({"threads": threads} if threads else {})
+            database = _databases[os.getpid()] = duckdb.connect(config=config)
     return database.cursor()
 
 
