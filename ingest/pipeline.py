@@ -139,8 +139,9 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
     """What commits the source when its turn comes. Its groups go to the workers now, when
     pool.takes them; otherwise it is staged here then."""
     with _store_errors(store, source):
+        store.remove_dead_staging()  # on every path: what a killed ingest left goes now, not at the next new batch
         found = discover(source, ctx)  # before the key: a single file is being hashed meanwhile (sources.py)
-        key = _batch_key(store, source, ctx)
+        key = batch_key(source.digest, ctx.attrs)
         if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
             return lambda _: _already(source)
         if not pool.takes(source, [group for _, group in found.groups]):
@@ -221,11 +222,6 @@ def _store_errors(store: Store, source: Source) -> Iterator[None]:
     except (OSError, DeltaError, duckdb.IOException) as e:  # disk full, unwritable store: the store is as it was
         raise StoreError(f"{source.path}: could not write the batch to {store.root} ({e}); nothing was committed. "
                          "`tracewh doctor` removes any partial files.") from None
-
-
-def _batch_key(store: Store, source: Source, ctx: AdapterContext) -> str:
-    store.remove_dead_staging()  # on every path: what a killed ingest left goes now, not at the next new batch
-    return batch_key(source.digest, ctx.attrs)
 
 
 def batch_id(key: str) -> str:

@@ -125,7 +125,7 @@ def _file_source(path: Path, limits: Limits) -> Source:
 def _hashed_aside(path: Path) -> Future[str]:
     """file_digest(path), in a thread of its own: hashlib lets go of the GIL, so a large file is
     hashed while discovery reads it (a native file's lines are counted, adapters/native/ranges.py:
-    0.5 s a GB, the hash 0.8 s). The pipeline asks for the digest once discovery is done."""
+    0.4-0.5 s a GB, the hash 0.7 s). The pipeline asks for the digest once discovery is done."""
     hashed: Future[str] = Future()
 
     def run() -> None:
