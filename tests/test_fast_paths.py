@@ -5,11 +5,14 @@ that depend on line numbers), and the same errors for bad input."""
 from __future__ import annotations
 
 import gzip
+import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hardening import count
 from helpers import llm_call, native_lines
 
 import tracewh as tw
@@ -179,3 +182,47 @@ def test_a_block_is_read_without_the_per_line_lax_check_only_when_no_line_can_ne
     for lax in (b'{"a":[1,2,]}\n', b'{"a":1,}\n', b'{"a":1,\n}\n', b'{"a":[1, 2]}\n',
                 b'{"t":"a comma, then a space, in a string is only a false alarm"}\n'):
         assert _may_be_lax(lax), lax
+
+
+# ------------------------------------------------------------------------- fuzz
+# Byte-level damage to one line: what DuckDB's parser and orjson may read differently (numbers
+# JSON does not have, trailing commas, spaces, repeated or unknown keys, nulls, cut text).
+MUTATIONS = [
+    lambda line, rng: re.sub(rb":([0-9]+)", lambda m: b":" + rng.choice(
+        [b"NaN", b"-Infinity", b"nan", b"inf", b"1e400", m.group(1) + b".0", b'"' + m.group(1) + b'"', b"true"]), line, 1),
+    lambda line, rng: line[:-1] + b",}",
+    lambda line, rng: line.replace(b"]", b",]", 1),
+    lambda line, rng: line.replace(b",", b", ", rng.randint(1, 3)),
+    lambda line, rng: line.replace(b"{", b'{"kind":"score",', 1),
+    lambda line, rng: line.replace(b"{", b'{"tokens":1,', 1),
+    lambda line, rng: re.sub(rb'("model":)"[^"]*"', rb"\1null", line, 1),
+    lambda line, rng: line[:rng.randrange(1, len(line))],
+    lambda line, rng: (lambda at: line[:at] + line[at + 1:])(rng.randrange(len(line))),
+    lambda line, rng: (lambda at: line[:at] + bytes([rng.randrange(256)]) + line[at:])(rng.randrange(len(line))),
+]
+
+
+@pytest.mark.parametrize("seed", range(count(ci=24, heavy=600)))
+def test_damaged_native_lines_give_what_the_per_record_path_gives(tmp_path, monkeypatch, seed):
+    """Random damage to a few lines: the fast path stores the same events, or refuses with the
+    same error, as the per-record reader; both against orjson's reading of each line."""
+    rng = random.Random(seed)
+    events = [llm_call("r", i, ts=f"2026-05-01T10:00:{i % 60:02d}Z", prompt_tokens=i, model="m", cost_usd=i / 7,
+                       payload={"text": "x" * (i % 50), "steps": [i, i + 1], "nested": {"b": 1, "a": None}})
+              for i in range(300)]
+    lines = native_lines(events).split(b"\n")
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(1, len(lines) - 1)
+        lines[at] = rng.choice(MUTATIONS)(lines[at], rng)
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    outcomes = []
+    for name, mode in (("fast", fast), ("per-record", per_record)):
+        with monkeypatch.context() as m:
+            mode(m)
+            try:
+                tw.open(tmp_path / name).ingest([path], workers=1, check=False)
+                outcomes.append(stored(tmp_path / name))
+            except BadInputError as e:
+                outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]

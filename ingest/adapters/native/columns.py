@@ -287,8 +287,8 @@ def _per_line(block: bytes, first: int, file: SourceFile, ctx: AdapterContext) -
     for number, line in enumerate(lines, start=first):
         if len(line) + 1 > limit:
             raise BadInputError(file.display, f"record longer than the {limit}-byte limit", line=number)
-        if line.strip():
-            yield number, _event(parse_record(line, file, number), file, number)
+        if line.strip():  # with its newline, as the per-line reader parses it: orjson's words for a cut line differ
+            yield number, _event(parse_record(line + b"\n", file, number), file, number)
     if last:
         number = first + len(lines)
         if len(last) > limit:
