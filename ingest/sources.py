@@ -13,11 +13,10 @@ import hashlib
 import io
 import os
 import stat
-import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -52,6 +51,7 @@ class SourceFile:
     open: Callable[[], BinaryIO]
     plain_bytes: int | None = None  # decompressed size when known, to scale progress
     seekable: bool = False  # open() gives the bytes as stored, where seek() is cheap: a reader may start mid-file
+    first_line: int = 1  # of a range of a larger file (file_range): the number its first line has there
 
 
 @dataclass
@@ -126,15 +126,9 @@ def _hashed_aside(path: Path) -> Future[str]:
     """file_digest(path), in a thread of its own: hashlib lets go of the GIL, so a large file is
     hashed while discovery reads it (a native file's lines are counted, adapters/native/ranges.py:
     0.4-0.5 s a GB, the hash 0.7 s). The pipeline asks for the digest once discovery is done."""
-    hashed: Future[str] = Future()
-
-    def run() -> None:
-        try:
-            hashed.set_result(file_digest(path))
-        except BaseException as e:  # noqa: BLE001 - raised where the digest is asked for
-            hashed.set_exception(e)
-
-    threading.Thread(target=run, name=f"tracewh-digest {path.name}", daemon=True).start()
+    hashing = ThreadPoolExecutor(1, thread_name_prefix="tracewh-digest")
+    hashed = hashing.submit(file_digest, path)  # an error is raised where the digest is asked for
+    hashing.shutdown(wait=False)  # the thread ends with the hash
     return hashed
 
 
@@ -190,13 +184,15 @@ def _local_file(path: Path, name: str, display: str, limits: Limits) -> SourceFi
     return SourceFile(name, display, size, opener, size if plain else None, seekable=plain)
 
 
-def file_range(file: SourceFile, start: int, end: int) -> SourceFile:
-    """Bytes [start, end) of a seekable file as a file of their own, named as the whole file is
-    (errors name it so): how several processes read one large file side by side."""
+def file_range(file: SourceFile, start: int, end: int, first_line: int) -> SourceFile:
+    """Bytes [start, end) of a seekable file, which begin line `first_line` of it, as a file of
+    their own, named as the whole file is (errors name it so): how several processes read one
+    large file side by side."""
     if not file.seekable:
         raise ValueError(f"{file.display}: not a plain local file, cannot be read from the middle")
     size = end - start
-    return SourceFile(file.name, file.display, size, partial(_open_range, file.open, start, size), size)
+    return SourceFile(file.name, file.display, size, partial(_open_range, file.open, start, size), size,
+                      first_line=first_line)
 
 
 def _open_range(opener: Callable[[], BinaryIO], start: int, size: int) -> BinaryIO:

@@ -70,16 +70,32 @@ def stored(wh: Path) -> list[tuple]:
                            "from events_raw order by event_id").fetchall()
 
 
-def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path], **options: Any) -> list[tuple]:
+class Refused(str):
+    """An ingest's error text, as outcomes_both_ways gives it."""
+
+
+def outcomes_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path],
+                       **options: Any) -> list[list[tuple] | Refused]:
+    """The fast path's and the per-record path's outcome of ingesting `paths`: the events
+    stored, or the error's text."""
     TAKEN.update(blocks=0, chunks=0)
-    results = []
+    outcomes: list[list[tuple] | Refused] = []
     for name, mode in (("fast", fast), ("per-record", per_record)):
         with monkeypatch.context() as m:
             mode(m)
-            tw.open(tmp_path / name).ingest(paths, workers=1, **options)  # the patches hold in this process only
-        results.append(stored(tmp_path / name))
-    assert results[0] == results[1]
-    return results[0]
+            try:
+                tw.open(tmp_path / name).ingest(paths, workers=1, **options)  # the patches hold in this process only
+                outcomes.append(stored(tmp_path / name))
+            except BadInputError as e:
+                outcomes.append(Refused(e))
+    return outcomes
+
+
+def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path], **options: Any) -> list[tuple]:
+    """The events both paths store, which must be the same."""
+    fast_events, per_record_events = outcomes_both_ways(tmp_path, monkeypatch, paths, **options)
+    assert not isinstance(fast_events, Refused) and fast_events == per_record_events
+    return fast_events
 
 
 def test_every_benchmark_format_stores_the_same_events(tmp_path, monkeypatch, benchmark_runs):
@@ -108,25 +124,6 @@ def native_variants(tmp_path: Path) -> Path:
     path = tmp_path / "variants.jsonl"
     path.write_bytes(text * 1)
     return path
-
-
-class Refused(str):
-    """An ingest's error text, as outcomes_both_ways gives it."""
-
-
-def outcomes_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path) -> list[list[tuple] | Refused]:
-    """The fast path's and the per-record path's outcome of ingesting `path`, gate off: the
-    events stored, or the error's text."""
-    outcomes: list[list[tuple] | Refused] = []
-    for name, mode in (("fast", fast), ("per-record", per_record)):
-        with monkeypatch.context() as m:
-            mode(m)
-            try:
-                tw.open(tmp_path / name).ingest([path], workers=1, check=False)
-                outcomes.append(stored(tmp_path / name))
-            except BadInputError as e:
-                outcomes.append(Refused(e))
-    return outcomes
 
 
 def test_native_lines_in_every_form_store_the_same_events(tmp_path, monkeypatch):
@@ -170,7 +167,7 @@ def test_bad_native_lines_give_the_per_record_error(tmp_path, monkeypatch, case)
     assert lines[150] != native_lines([llm_call("r", 149, prompt_tokens=5)]).split(b"\n")[1]
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines))
-    fast_error, per_record_error = outcomes_both_ways(tmp_path, monkeypatch, path)
+    fast_error, per_record_error = outcomes_both_ways(tmp_path, monkeypatch, [path], check=False)
     assert isinstance(fast_error, Refused) and fast_error == per_record_error and "line 151" in fast_error
 
 
@@ -229,5 +226,5 @@ def test_damaged_native_lines_give_what_the_per_record_path_gives(tmp_path, monk
         lines[at] = rng.choice(MUTATIONS)(lines[at], rng)
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(b"\n".join(lines))
-    fast_outcome, per_record_outcome = outcomes_both_ways(tmp_path, monkeypatch, path)
+    fast_outcome, per_record_outcome = outcomes_both_ways(tmp_path, monkeypatch, [path], check=False)
     assert fast_outcome == per_record_outcome

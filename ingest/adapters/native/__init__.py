@@ -16,7 +16,7 @@ from typing import Any
 from ....schema import NATIVE_FORMAT
 from ...context import AdapterContext
 from ...sources import SourceFile
-from ..base import EventBatch, FileAdapter, Group, Located
+from ..base import EventBatch, FileAdapter, Group
 from . import columns, ranges, records
 
 
@@ -29,11 +29,6 @@ class NativeAdapter(FileAdapter):
 
     def groups(self, files: list[SourceFile], ctx: AdapterContext) -> list[Group]:
         return [part for group in super().groups(files, ctx) for part in ranges.split(group)]
-
-    def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]:
-        (file,) = group.files
-        for item in columns.read(file, ctx, first_line=group.detail or 1):  # detail: a range's first line
-            yield item if isinstance(item, EventBatch) else (file, *item)
 
     def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]] | EventBatch]:
         return columns.read(file, ctx)

@@ -51,11 +51,10 @@ AFTER_COMMA_LAX = np.isin(np.arange(256), list(b" \t\r\n]}"))  # by byte: may it
 SCAN_PIECES = 8
 
 
-def read(file: SourceFile, ctx: AdapterContext, first_line: int = 1) -> Iterator[EventBatch | tuple[int, dict[str, Any]]]:
+def read(file: SourceFile, ctx: AdapterContext) -> Iterator[EventBatch | tuple[int, dict[str, Any]]]:
     """The file's events: blocks of regular lines as EventBatch, other lines as (line, event).
-    `first_line` > 1: the file is a range of a larger one (ranges.py), starting at that line,
-    after the header."""
-    whole = first_line == 1
+    A range of a larger file (ranges.py) starts at its `first_line`, after the header."""
+    whole = file.first_line == 1
     if whole and (file.plain_bytes or file.stored_bytes) < BULK_MIN_BYTES:
         yield from per_line.events(file, ctx)
         return
@@ -67,7 +66,7 @@ def read(file: SourceFile, ctx: AdapterContext, first_line: int = 1) -> Iterator
                 yield from per_line.events(file, ctx)
                 return
             progress.consumed(len(header))
-        con, line = _connection(ctx.threads), 2 if whole else first_line
+        con, line = _connection(ctx.threads), 2 if whole else file.first_line
         try:
             for block in _blocks(stream, ctx.limits.max_line_bytes):
                 yield from _block_events(con, block, line, file, ctx)

@@ -20,14 +20,14 @@ SCAN_BYTES = 8 << 20
 
 
 def split(group: Group) -> list[Group]:
-    """The group of one native file, as one group per range (`detail`: the range's first line
-    number), or as it is when the file is too small to share or cannot be read mid-file."""
+    """The group of one native file, as one group per range (a file_range, which knows the number
+    of its first line), or as it is when the file is too small to share or cannot be read mid-file."""
     (file,) = group.files
     if not file.seekable or file.stored_bytes < 2 * RANGE_BYTES:
         return [group]
     starts = [(0, 1), *_cuts(file)]
     ends = [offset for offset, _ in starts[1:]] + [file.stored_bytes]
-    return [Group(group.format, [file_range(file, offset, end)], line)
+    return [Group(group.format, [file_range(file, offset, end, line)])
             for (offset, line), end in zip(starts, ends) if end > offset]  # a last line may end at the file's end
 
 
