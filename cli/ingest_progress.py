@@ -30,6 +30,10 @@ class RichListener(Listener):
         self.progress.stop()
 
     def start_source(self, source: Source) -> None:
+        # A source staged may wait to commit with the next ones (ingest/pipeline.py): its bar goes
+        # when the next one starts.
+        if self.task is not None:
+            self.progress.remove_task(self.task)
         self.task = self.progress.add_task(source.path.name, total=source.stored_bytes)
 
     def advance(self, stored_bytes: int) -> None:

@@ -70,6 +70,12 @@ def release_freed_memory() -> None:
         pass
 
 
+def warm_conversion() -> None:
+    """pyarrow imports pandas the first time it converts Python values (0.13-0.19 s): staging
+    workers forked after this inherit it, where each would import it again."""
+    pa.array([0])
+
+
 def stage_group(writer: StagingWriter, adapter: Adapter, group: Group, ctx: AdapterContext) -> None:
     """The group's events, as its adapter reads them, into `writer`."""
     try:

@@ -35,7 +35,7 @@ from .adapters import ADAPTERS, Group
 from .context import AdapterContext
 from .prices import PriceRegistry
 from .sources import Limits, Source
-from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group
+from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group, warm_conversion
 
 POOL_MIN_BYTES = 1 << 20  # bytes read in this ingest (decompressed where known) before workers pay off
 # Events a worker converts at a time: a quarter of one process's chunk, as two workers and the
@@ -144,6 +144,7 @@ class StagingPool:
                                                  initializer=_start_worker)
             # The workers fork at the first submit. Objects they inherit are frozen out of the cycle
             # collector's reach first: its passes would touch, and so copy, every page of them.
+            warm_conversion()
             gc.freeze()
             try:
                 future = self._executor.submit(stage_job, job)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import orjson
@@ -65,13 +67,13 @@ class LogIndex:
 
     - `files()`: every data file any commit adds or removes (old versions stay readable, so
       none of them may be deleted);
-    - `keys()`: the batch keys committed (`meta_key` in a commit's metadata), for idempotency.
+    - `keys()`: the batch keys committed (`keys_of` a commit's metadata), for idempotency.
 
     Both are None when the log is not complete from version 0: then no file can be proved
     unreferenced, and the caller asks delta-rs for the history instead."""
 
-    def __init__(self, table_root: Path, meta_key: str):
-        self.table_root, self.meta_key = table_root, meta_key
+    def __init__(self, table_root: Path, keys_of: Callable[[dict[str, Any]], list[str]]):
+        self.table_root, self.keys_of = table_root, keys_of
         self.referenced: set[Path] = set()
         self.batch_keys: set[str] = set()
         self.read = 0  # commits read: versions 0 .. read - 1
@@ -99,8 +101,7 @@ class LogIndex:
                 for kind in ("add", "remove"):
                     if kind in action:
                         self.referenced.add(Path(_data_path(root, action[kind]["path"])))
-                if key := action.get("commitInfo", {}).get(self.meta_key):
-                    self.batch_keys.add(key)
+                self.batch_keys.update(self.keys_of(action.get("commitInfo", {})))
         self.read = len(commits)
         return True
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -45,6 +46,7 @@ from .sqltext import literal, literal_list
 from .staging import remove_dead, staging_folder
 
 META = "tracewh."  # prefix of our keys in Delta commit metadata
+LEDGER = "batches"  # META + LEDGER: the batches of a commit that holds several, as a JSON list (ledger())
 NEW_EVENTS = "new-events.parquet"  # inside a staging folder: what the commit will add
 
 
@@ -87,7 +89,7 @@ class Store:
         self.root = resolve_root(root)
         self.table_path = self.root / "events"
         self._stored_ids = StoredIds()  # kept between commits: a long-lived writer reads each file once
-        self._log = LogIndex(self.table_path, META + "key")  # likewise each commit of the log
+        self._log = LogIndex(self.table_path, batch_keys)  # likewise each commit of the log
 
     # -- reading --------------------------------------------------------------
 
@@ -170,13 +172,46 @@ class Store:
             added = sum(new.kinds.values())
             if not added:
                 return CommitResult(None, 0, new.staged_rows - quarantined, quarantined=quarantined)
-            counts = {"staged": str(new.staged_rows), "added": str(added), "kinds": json.dumps(new.kinds)}
             actions = write_data_files(con, new.files, new.partitions, staged, self.table_path)
-            table.create_write_transaction(  # the loaded handle: the commit need not read the log again
-                actions, mode="append", schema=table.schema(), partition_by=list(PARTITION_COLUMNS),
-                commit_properties=CommitProperties(custom_metadata={META + k: v for k, v in (meta | counts).items()}))
+            self._append(table, actions, {META + k: v for k, v in (meta | _counts(new, added)).items()})
             return CommitResult(self.version(), added, new.staged_rows - added - quarantined, kinds=new.kinds,
                                 quarantined=quarantined)
+
+    def commit_together(self, batches: list[tuple[Path, dict[str, str]]],
+                        con: duckdb.DuckDBPyConnection) -> list[CommitResult] | None:
+        """Several staged batches as one Delta commit, each a batch of its own in the ledger
+        (`tracewh log`, what a repeat is): the lock, the dedup, the data-file writes and the
+        commit are paid once, not once a batch (18 small archives: 0.2 s of data-file writes
+        together, against 0.8 s one by one). Only for batches whose events are all new. When a key
+        is committed or repeated, or an event id is stored already or repeated, it writes nothing
+        and returns None: the caller commits them one by one (commit), which decides those cases.
+        `batches`: (staged folder, meta) as for commit; `con`: a connection for them all."""
+        keys = [meta["key"] for _, meta in batches]
+        if len(set(keys)) < len(keys):
+            return None
+        with self.lock():
+            table = self._ensure_table()
+            self.remove_orphans(table)
+            if any(self.has_batch(key) for key in keys):
+                return None
+            news = _all_new(con, [staged for staged, _ in batches], data_files(table, self.table_path), self._stored_ids)
+            if news is None:
+                return None
+            # A batch of no events is not committed, as commit() does not commit it alone.
+            ledger = [meta | _counts(new, new.staged_rows) for (_, meta), new in zip(batches, news) if new.staged_rows]
+            if ledger:
+                partitions = _summed([p for new in news for p in new.partitions])
+                actions = write_data_files(con, [f for new in news for f in new.files], partitions, batches[0][0],
+                                           self.table_path)
+                self._append(table, actions, {META + LEDGER: json.dumps(ledger)})
+            version = self.version()
+            return [CommitResult(version if new.staged_rows else None, new.staged_rows, 0, kinds=new.kinds)
+                    for new in news]
+
+    def _append(self, table: DeltaTable, actions: list, metadata: dict[str, str]) -> None:
+        table.create_write_transaction(  # the loaded handle: the commit need not read the log again
+            actions, mode="append", schema=table.schema(), partition_by=list(PARTITION_COLUMNS),
+            commit_properties=CommitProperties(custom_metadata=metadata))
 
     def optimize(self) -> dict[str, int | None]:
         """Compact each partition's small files into files of up to TARGET_FILE_BYTES, in one commit
@@ -306,29 +341,16 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
     staged files are the new events as they are; otherwise the kept rows stream through a
     semi-join into staged/NEW_EVENTS, so memory does not grow with payload sizes. What the
     queries leave in DuckDB is dropped before returning (_drop_dedup_tables)."""
-    parts = sorted(staged.glob("part-*.parquet"))
+    parts = _parts([staged])
     scan = f"read_parquet({literal_list(parts)})"
     try:
         # One pass for the counts: rows, benchmarks and kinds all follow from (benchmark, kind, count)
         counts = con.sql(f"select benchmark, kind, count(*) from {scan} group by all").fetchall()
-        staged_rows, benchmarks = sum(n for _, _, n in counts), {b for b, _, _ in counts}
-        # Repeats within the batch, on 64-bit hashes of the ids (8 bytes a row, against 32 for the ids,
-        # and the group-by spills): equal ids hash alike, so no repeated hash means no repeated id.
-        # A repeated hash (a repeat, or a rare collision) takes the exact path below, whose result
-        # is the same either way.
-        repeats = con.sql(f"select count(*) from (select hash(event_id) from {scan} group by 1 having count(*) > 1)"
-                          ).fetchall()[0][0]
-        stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
+        staged_rows = sum(n for _, _, n in counts)
+        repeats = _repeated_within(con, scan)
         left_out = ["select event_id from excluded"] if excluded else []
-        if stored:
-            # Probing the stored ids with the batch's (a hash table of the batch, the smaller side),
-            # not the other way round: the stored ids grow with the store.
-            con.register("stored", known.table(con, stored))
-            con.execute(f"""create or replace temp table repeated as
-                select distinct event_id from stored where event_id in (select event_id from {scan})""")
-            con.unregister("stored")
-            if con.sql("select count(*) from repeated").fetchall()[0][0]:
-                left_out.append("select event_id from repeated")
+        if _stored_already(con, scan, files, {b for b, _, _ in counts}, known):
+            left_out.append("select event_id from repeated")
         if not left_out and not repeats:
             return NewEvents(staged_rows, counts, parts)
         not_left_out = "".join(f" and event_id not in ({q})" for q in left_out)
@@ -348,10 +370,85 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
         _drop_dedup_tables(con)
 
 
+def _all_new(con: duckdb.DuckDBPyConnection, staged: list[Path], files: list[str],
+             known: StoredIds) -> list[NewEvents] | None:
+    """Each folder's events, when every one of them is new: no id stored in `files` already, none
+    repeated within or across the folders. None otherwise (then each batch takes _new_events)."""
+    parts = _parts(staged)
+    scan = f"read_parquet({literal_list(parts)}, filename = true)"
+    try:
+        counts = con.sql(f"select filename, benchmark, kind, count(*) from {scan} group by all").fetchall()
+        if _repeated_within(con, scan) or _stored_already(con, scan, files, {b for _, b, _, _ in counts}, known):
+            return None
+    finally:
+        _drop_dedup_tables(con)
+    by_folder: dict[Path, list[tuple[str, str, int]]] = {folder: [] for folder in staged}
+    for name, benchmark, kind, n in counts:
+        by_folder[Path(name).parent].append((benchmark, kind, n))
+    return [NewEvents(sum(n for *_, n in rows), _summed(rows), _parts([folder]))
+            for folder, rows in by_folder.items()]
+
+
+def _parts(staged: list[Path]) -> list[Path]:
+    """The part files of staging folders, in reading order (stage.part_name)."""
+    return [part for folder in staged for part in sorted(folder.glob("part-*.parquet"))]
+
+
+def _summed(rows: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """(benchmark, kind, rows) of several parts, one row a partition."""
+    total: dict[tuple[str, str], int] = {}
+    for benchmark, kind, n in rows:
+        total[benchmark, kind] = total.get((benchmark, kind), 0) + n
+    return [(b, k, n) for (b, k), n in total.items()]
+
+
+def _repeated_within(con: duckdb.DuckDBPyConnection, scan: str) -> int:
+    """Ids seen more than once in `scan`, on 64-bit hashes of the ids (8 bytes a row, against 32 for
+    the ids, and the group-by spills): equal ids hash alike, so no repeated hash means no repeated
+    id. A repeated hash (a repeat, or a rare collision) sends the caller to its exact path, whose
+    result is the same either way."""
+    return con.sql(f"select count(*) from (select hash(event_id) from {scan} group by 1 having count(*) > 1)"
+                   ).fetchall()[0][0]
+
+
+def _stored_already(con: duckdb.DuckDBPyConnection, scan: str, files: list[str], benchmarks: set[str],
+                    known: StoredIds) -> bool:
+    """Whether an id in `scan` is in the store's `files` already; those ids go into temp table `repeated`."""
+    stored = [f for f in files if any(f"/benchmark={b}/" in f for b in benchmarks)]
+    if not stored:
+        return False
+    # Probing the stored ids with the batch's (a hash table of the batch, the smaller side), not
+    # the other way round: the stored ids grow with the store.
+    con.register("stored", known.table(con, stored))
+    con.execute(f"""create or replace temp table repeated as
+        select distinct event_id from stored where event_id in (select event_id from {scan})""")
+    con.unregister("stored")
+    return con.sql("select count(*) from repeated").fetchall()[0][0] > 0
+
+
 def _drop_dedup_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free what deciding took before the data files are written on the same connection."""
     for name in ("repeated", "keep"):
         con.execute(f"drop table if exists {name}")
+
+
+def _counts(new: NewEvents, added: int) -> dict[str, str]:
+    return {"staged": str(new.staged_rows), "added": str(added), "kinds": json.dumps(new.kinds)}
+
+
+def ledger(info: dict[str, Any]) -> list[dict[str, str]]:
+    """The batches a commit's metadata (commitInfo, or an entry of history()) records, their keys
+    without META: one batch in META-prefixed keys of its own, or several committed together
+    (Store.commit_together) as a JSON list under META + LEDGER. None for other commits."""
+    if META + LEDGER in info:
+        return json.loads(info[META + LEDGER])
+    if META + "key" in info:
+        return [{k[len(META):]: v for k, v in info.items() if k.startswith(META)}]
+    return []
+
+
+def batch_keys(info: dict[str, Any]) -> list[str]:
+    return [batch["key"] for batch in ledger(info)]
 
 
 def _batches(table: DeltaTable) -> list[Batch]:
@@ -360,21 +457,21 @@ def _batches(table: DeltaTable) -> list[Batch]:
     # delta-rs numbers it from the version the handle loaded, and a commit landing
     # meanwhile shifts every number.
     entries = table.history()
-    batches = [_batch(h, len(entries) - 1 - i) for i, h in enumerate(entries) if META + "digest" in h]
+    batches = [_batch(batch, h["timestamp"], len(entries) - 1 - i) for i, h in enumerate(entries) for batch in ledger(h)]
     return sorted(batches, key=lambda b: b.version)
 
 
-def _batch(history: dict, version: int) -> Batch:
-    get = lambda key, default="": history.get(META + key, default)  # noqa: E731
+def _batch(batch: dict[str, str], timestamp_ms: int, version: int) -> Batch:
+    get = batch.get
     added = int(get("added", 0))
     return Batch(
         version=version,
-        time=datetime.fromtimestamp(history["timestamp"] / 1000, tz=timezone.utc),
-        batch_id=get("batch_id"),
-        source=get("source"),
-        digest=get("digest"),
-        key=get("key"),
-        adapters=get("adapters"),
+        time=datetime.fromtimestamp(timestamp_ms / 1000, tz=timezone.utc),
+        batch_id=get("batch_id", ""),
+        source=get("source", ""),
+        digest=get("digest", ""),
+        key=get("key", ""),
+        adapters=get("adapters", ""),
         events=added,
         duplicates=int(get("staged", 0)) - added,
         kinds=json.loads(get("kinds", "{}")),

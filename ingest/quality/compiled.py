@@ -27,6 +27,7 @@ from .report import EXAMPLES, Failure, Report
 from .rules import BY_KIND, CHECK_COLUMNS_SQL, COMMON, Rule
 
 ALL_EVENTS = "all events"
+MAX_FOLDERS = 1 << 11  # batches check_staged takes at once: their row numbers stay below 2^63
 
 
 class UnsupportedRule(ValueError):
@@ -125,14 +126,21 @@ def _failures_sql(rules: list[CompiledRule]) -> str:
         group by rule"""
 
 
-def check_staged(staged: Path, con: duckdb.DuckDBPyConnection | None = None) -> Report:
-    """A batch being ingested, in the order its files were read (`con`: the batch's connection).
+def check_staged(staged: Path | list[Path], con: duckdb.DuckDBPyConnection | None = None) -> Report:
+    """A batch being ingested, in the order its files were read (`con`: the batch's connection);
+    or several batches, folder after folder, checked as one.
 
-    Its events may lie in several part files (a part per job when workers stage them,
+    A batch's events may lie in several part files (a part per job when workers stage them,
     ingest/workers.py): `row_number` orders them part by part, in name order."""
-    files = literal(staged / "part-*.parquet")
-    # The part's number (its name: stage.part_name) above the row's: 2^40 rows a part, ample.
-    return check_relation(con or batch_connection(staged), f"""
+    folders = [staged] if isinstance(staged, Path) else staged
+    if len(folders) > MAX_FOLDERS:
+        raise ValueError(f"at most {MAX_FOLDERS} batches are checked together")
+    # The folder's place above the part's number (its name: stage.part_name) above the row's:
+    # 2^40 rows a part, 2^12 parts a batch, ample.
+    scans = " union all ".join(f"""
         select * exclude (filename, file_row_number),
-               file_row_number + (regexp_extract(filename, 'part-([0-9]+)[.]parquet$', 1)::BIGINT << 40) as row_number
-        from read_parquet({files}, filename = true, file_row_number = true)""")
+               file_row_number + (regexp_extract(filename, 'part-([0-9]+)[.]parquet$', 1)::BIGINT << 40)
+               + ({i}::BIGINT << 52) as row_number
+        from read_parquet({literal(folder / "part-*.parquet")}, filename = true, file_row_number = true)"""
+        for i, folder in enumerate(folders))
+    return check_relation(con or batch_connection(folders[0]), scans)
