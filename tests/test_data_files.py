@@ -34,7 +34,8 @@ def _as_stat(value):
     return value
 
 
-@pytest.mark.parametrize("one_copy_rows", [datafiles.ONE_COPY_ROWS, 0], ids=["one COPY", "a COPY per partition"])
+@pytest.mark.parametrize("one_copy_rows", [datafiles.ONE_COPY_ROWS, 0, 40],
+                         ids=["one COPY", "a COPY per partition", "the small partitions in one COPY, the rest alone"])
 def test_every_file_holds_what_its_statistics_say(tmp_path, monkeypatch, one_copy_rows):
     monkeypatch.setattr(datafiles, "ONE_COPY_ROWS", one_copy_rows)
     wh = tmp_path / "wh"
@@ -42,6 +43,10 @@ def test_every_file_holds_what_its_statistics_say(tmp_path, monkeypatch, one_cop
     tw.open(wh).ingest([write_native(tmp_path / "long.jsonl", [llm_call("r", i, model="m" * (i + 60)) for i in range(9)])])
     adds = _adds(wh)
     assert len(adds) > 10 and all(a["path"].endswith(".zstd.parquet") for a in adds)
+    per_partition = tw.open(wh).sql("select benchmark, kind, count(*) from events group by all").fetchall()
+    assert sorted(per_partition) == sorted(
+        (b, k, sum(json.loads(a["stats"])["numRecords"] for a in adds if a["partitionValues"] == {"benchmark": b, "kind": k}))
+        for b, k, _ in per_partition)
     assert tw.open(wh).sql("select count(*) from events").fetchall() == [(sum(json.loads(a["stats"])["numRecords"]
                                                                               for a in adds),)]
     for add in adds:
