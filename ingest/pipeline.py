@@ -103,19 +103,15 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
     with ExitStack() as folders, StagingPool(workers, several_sources=several) as pool:
         commits = _Commits(report, listener)
         queue: deque[tuple[Source, Callable[[Listener], Staged | SourceReport]]] = deque()  # staging, in order
-        sources = expand(paths, limits)
-        while True:
-            try:
-                source = next(sources, None)
-                if source is None:
-                    break
+        try:
+            for source in expand(paths, limits):
                 ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
                 queue.append((source, _start(store, source, ctx, pool, folders)))
-            except TracewhError:
-                _finish(queue, commits, listener)  # the sources before a refused one commit, as when read one by one
-                commits.flush()
-                raise
-            _finish(queue, commits, listener, keep=pool.lookahead)
+                _finish(queue, commits, listener, keep=pool.lookahead)
+        except TracewhError:
+            _finish(queue, commits, listener)  # the sources before a refused one commit, as when read one by one
+            commits.flush()
+            raise
         _finish(queue, commits, listener)
         commits.flush()
     return report
@@ -124,13 +120,15 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
 def _finish(queue: deque[tuple[Source, Callable[[Listener], Staged | SourceReport]]], commits: _Commits,
             listener: Listener, keep: int = 0) -> None:
     """Take the queued sources' staged batches, in order, until `keep` are left (the workers stage
-    those), to commit. A source refused in staging: the ones before it commit, the rest do not."""
+    those), to commit. A source refused in staging: the ones before it commit, the rest do not
+    (their staging stops with the ingest's pool, their folders go with the ingest)."""
     while len(queue) > keep:
         source, staged = queue.popleft()
         listener.start_source(source)
         try:
             commits.add(staged(listener))
         except TracewhError:
+            queue.clear()
             commits.flush()
             raise
 

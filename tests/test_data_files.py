@@ -34,10 +34,11 @@ def _as_stat(value):
     return value
 
 
-@pytest.mark.parametrize("one_copy_rows", [datafiles.ONE_COPY_ROWS, 0, 40],
+@pytest.mark.parametrize(("one_copy_rows", "small_rows"), [(datafiles.ONE_COPY_ROWS, 0), (0, 0), (0, 20)],
                          ids=["one COPY", "a COPY per partition", "the small partitions in one COPY, the rest alone"])
-def test_every_file_holds_what_its_statistics_say(tmp_path, monkeypatch, one_copy_rows):
+def test_every_file_holds_what_its_statistics_say(tmp_path, monkeypatch, one_copy_rows, small_rows):
     monkeypatch.setattr(datafiles, "ONE_COPY_ROWS", one_copy_rows)
+    monkeypatch.setattr(datafiles, "SMALL_PARTITION_ROWS", small_rows)
     wh = tmp_path / "wh"
     tw.open(wh).ingest(write_demo_runs(tmp_path / "runs", tasks=5))
     tw.open(wh).ingest([write_native(tmp_path / "long.jsonl", [llm_call("r", i, model="m" * (i + 60)) for i in range(9)])])

@@ -35,6 +35,7 @@ ROW_GROUP_ROWS = 16_000
 ZSTD_LEVEL = 1
 MAX_STRING_BOUND = 64  # characters
 ONE_COPY_ROWS = 500_000
+SMALL_PARTITION_ROWS = 64_000
 WRITTEN = "data-files"  # inside the staging folder, until renamed into the table
 
 
@@ -45,15 +46,15 @@ def write_data_files(con: duckdb.DuckDBPyConnection, files: list[Path], partitio
     part of the table, for one commit."""
     scan, out = f"read_parquet({literal_list(files)})", staged / WRITTEN
     folders = {(b, k): f"benchmark={_safe(b)}/kind={_safe(k)}" for b, k, _ in partitions}
-    # The smallest partitions, up to ONE_COPY_ROWS rows in all, in one partitioned COPY; each
-    # larger one in a COPY of its own. DuckDB's partitioned write took 1.6x as long as a COPY a
-    # partition on 1.5M events; but each COPY scans the whole batch, which for a partition of a
-    # few rows is all its cost: DecisionBench's six small kinds took 0.72 s one by one, 0.2 s in
-    # one (and eight COPYs 1.5x as long as one on 12k events, 80 against 55 ms).
-    together, alone, rows = [], [], 0
-    for benchmark, kind, n in sorted(partitions, key=lambda p: p[2]):
-        rows += n
-        (together if rows <= ONE_COPY_ROWS else alone).append((benchmark, kind))
+    # A batch of up to ONE_COPY_ROWS in one partitioned COPY. In a larger one, the partitions of
+    # up to SMALL_PARTITION_ROWS in one partitioned COPY, each other in a COPY of its own. DuckDB's
+    # partitioned write took 1.6x as long as a COPY a partition on 1.5M events, and 0.23 GB more
+    # memory with DecisionBench's 420k tool calls in it; but each COPY scans the whole batch,
+    # which for a partition of a few rows is all its cost: DecisionBench's six small kinds took
+    # 0.72 s one by one, 0.2 s in one (and eight COPYs 1.5x as long as one on 12k events).
+    whole = sum(n for *_, n in partitions) <= ONE_COPY_ROWS
+    together = [(b, k) for b, k, n in partitions if whole or n <= SMALL_PARTITION_ROWS]
+    alone = [(b, k) for b, k, _ in partitions if (b, k) not in together]
     written = []
     if together:
         wanted = " or ".join(f"(benchmark = {literal(b)} and kind = {literal(k)})" for b, k in together)
