@@ -322,8 +322,10 @@ def _commit_together(batches: list[Staged]) -> list[SourceReport] | None:
     with _store_errors(first.store, first.source):
         con = batch_connection(first.folder)
         try:
-            # Every rule counts rows: none fails on the union exactly when none fails on any batch.
-            # A failure (a refusal, or a warning to report) sends each batch to its own gate.
+            # Every rule counts rows, and a row that fails in its batch fails in the union too (an
+            # id repeated, a seq out of order): no failure on the union, none in any batch. Any
+            # failure (a refusal, a warning to report, or one of the union alone, as a run in two
+            # archives) sends each batch to its own gate.
             if first.ctx.check and _compiled_gate(con, [b.folder for b in batches]).failures:
                 return None
             results = first.store.commit_together([(b.folder, b.meta) for b in batches], con)

@@ -54,6 +54,13 @@ def write_zip(path: Path, members: dict[str, bytes]) -> Path:
     return path
 
 
+def zip_folder(folder: Path, out: Path) -> Path:
+    """Every file under `folder` into the zip `out`, named relative to the folder: a run as labs ship it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_zip(out, {f.relative_to(folder).as_posix(): f.read_bytes() for f in sorted(folder.rglob("*"))
+                           if f.is_file()})
+
+
 def llm_call(run_id: str, seq: int, **fields: Any) -> dict[str, Any]:
     return {"run_id": run_id, "benchmark": "custom", "kind": "llm_call", "seq": seq, **fields}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import zip_folder
 
 import tracewh as tw
 from tracewh.errors import BadInputError, QualityError
@@ -29,16 +30,7 @@ def zips(tmp_path_factory) -> list[Path]:
     tmp = tmp_path_factory.mktemp("sweep")
     (folder,) = write_decisionbench(tmp / "raw", 0.004, seed=5)
     runs = sorted(p for p in folder.iterdir() if p.is_dir())[:5]
-    return [_zipped(run, tmp / "zips" / f"{run.name}.zip") for run in runs]
-
-
-def _zipped(folder: Path, out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(folder.rglob("*")):
-            if f.is_file():
-                z.write(f, f.relative_to(folder).as_posix())
-    return out
+    return [zip_folder(run, tmp / "zips" / f"{run.name}.zip") for run in runs]
 
 
 def _rewritten(archive: Path, out: Path, change: Any) -> Path:
@@ -154,3 +146,11 @@ def test_the_same_archive_twice_is_one_batch(tmp_path, monkeypatch, zips):
     shutil.copy(zips[0], copy)
     outcome = both_ways(tmp_path, monkeypatch, [zips[0], zips[1], copy])
     assert [row[5] for row in outcome] == [False, False, True]
+
+
+def test_one_run_in_two_archives_commits_as_it_does_one_by_one(tmp_path, monkeypatch, zips):
+    """Together, the second archive's lines look out of order after the first's (same run, same
+    files): the gate's finding of the union alone, which sends each archive to its own gate."""
+    again = _rewritten(zips[0], tmp_path / "again.zip", lambda text: text)
+    outcome = both_ways(tmp_path, monkeypatch, [zips[0], again])
+    assert [row[3] > 0 and row[5] is False for row in outcome] == [True, True]

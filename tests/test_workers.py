@@ -7,12 +7,11 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import tracewh
+from helpers import tracewh, zip_folder
 
 import tracewh as tw
 from tracewh.errors import BadInputError, QualityError
@@ -33,17 +32,8 @@ def sweep(tmp_path_factory) -> dict[str, Any]:
     (dcb,) = write_decisionbench(tmp / "raw", 0.004, seed=3)
     ecb = write_entcollabbench(tmp / "raw", 0.004, seed=3)[:2]
     runs = sorted(p for p in dcb.iterdir() if p.is_dir())
-    zips = [_zipped(run, tmp / "zips" / f"{run.name}.zip") for run in runs[:3]]
+    zips = [zip_folder(run, tmp / "zips" / f"{run.name}.zip") for run in runs[:3]]
     return {"folder": dcb, "runs": runs, "zips": zips, "ecb": ecb}
-
-
-def _zipped(folder: Path, out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(folder.rglob("*")):
-            if f.is_file():
-                z.write(f, f.relative_to(folder).as_posix())
-    return out
 
 
 def stored(wh: Path) -> list[tuple]:

@@ -439,7 +439,8 @@ def _counts(new: NewEvents, added: int) -> dict[str, str]:
 def ledger(info: dict[str, Any]) -> list[dict[str, str]]:
     """The batches a commit's metadata (commitInfo, or an entry of history()) records, their keys
     without META: one batch in META-prefixed keys of its own, or several committed together
-    (Store.commit_together) as a JSON list under META + LEDGER. None for other commits."""
+    (Store.commit_together) as a JSON list under META + LEDGER; an empty list for other commits
+    (the table's creation, optimize)."""
     if META + LEDGER in info:
         return json.loads(info[META + LEDGER])
     if META + "key" in info:
