@@ -165,7 +165,7 @@ def _start(store: Store, source: Source, ctx: AdapterContext, pool: StagingPool,
         if store.has_batch(key):  # cheap early exit; commit() checks again under the lock
             return lambda _: _already(source)
         if not pool.takes(source, [group for _, group in found.groups]):
-            return lambda _: _stage_here(Staged.made(store, source, ctx, key, found, folders))
+            return lambda _: _stage_here(store, source, ctx, key, found, folders)
         staged = Staged.made(store, source, ctx, key, found, folders)
         cuts = slices([group for _, group in found.groups], pool.jobs_per_source)
         jobs = [Job(staged.folder, part, source.digest, batch_id(key), ctx.attrs,
@@ -225,12 +225,14 @@ class Staged:
         return SourceReport(str(self.source.path), self.source.digest, self.adapters, self.rows, commit, skipped, flags)
 
 
-def _stage_here(staged: Staged) -> Staged:
-    with _store_errors(staged.store, staged.source):
-        writer = StagingWriter(staged.folder, staged.source.digest, batch_id(staged.key), staged.ctx.attrs)
+def _stage_here(store: Store, source: Source, ctx: AdapterContext, key: str, found: Discovery,
+                folders: ExitStack) -> Staged:
+    with _store_errors(store, source):
+        staged = Staged.made(store, source, ctx, key, found, folders)
+        writer = StagingWriter(staged.folder, source.digest, batch_id(key), ctx.attrs)
         with cycle_collection_paused():
-            for adapter, group in staged.found.groups:
-                stage_group(writer, adapter, group, staged.ctx)
+            for adapter, group in found.groups:
+                stage_group(writer, adapter, group, ctx)
             writer.add_run_attrs()
             writer.close()
         release_freed_memory()
