@@ -92,8 +92,9 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
     """Ingest every source named by `paths`, in order; each commits atomically or not at all.
 
     `workers`: processes that stage sources (workers.py). None: one per core once the ingest is
-    large; 1: everything in this process. Either way the same events are committed, source by
-    source, and the first bad record in reading order is the error reported."""
+    large; 1: everything in this process. Either way the same events are committed, in the
+    order given (small sources several to a commit, _Commits), and the first bad record in
+    reading order is the error reported."""
     listener = listener or Listener()
     prices = prices or PriceRegistry.load()
     report = IngestReport()
