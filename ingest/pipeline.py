@@ -297,19 +297,21 @@ class _Commits:
         self.report, self.listener = report, listener
         self.waiting: list[Staged | SourceReport] = []
 
+    @property
+    def staged(self) -> list[Staged]:
+        return [w for w in self.waiting if isinstance(w, Staged)]
+
     def add(self, item: Staged | SourceReport) -> None:
-        if isinstance(item, Staged) and item.key in {w.key for w in self.waiting if isinstance(w, Staged)}:
+        if isinstance(item, Staged) and item.key in {w.key for w in self.staged}:
             item.removal.close()  # the same content again: already ingested, as it is once the first commits
             item = _already(item.source)
         self.waiting.append(item)
-        staged = [w for w in self.waiting if isinstance(w, Staged)]
-        if sum(w.rows for w in staged) >= GROUP_ROWS or len(staged) >= GROUP_SOURCES:
+        if sum(w.rows for w in self.staged) >= GROUP_ROWS or len(self.staged) >= GROUP_SOURCES:
             self.flush()
 
     def flush(self) -> None:
         """Commit what waits. A batch refused: the ones before it are committed, the rest are not."""
-        waiting, self.waiting = self.waiting, []
-        staged = [w for w in waiting if isinstance(w, Staged)]
+        staged, waiting, self.waiting = self.staged, self.waiting, []
         together = iter(_commit_together(staged) or []) if len(staged) > 1 else iter([])
         for item in waiting:
             if isinstance(item, Staged):

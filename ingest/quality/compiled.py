@@ -21,7 +21,6 @@ from typing import Any
 
 import duckdb
 
-from ...warehouse.batchdb import batch_connection
 from ...warehouse.sqltext import literal
 from .report import EXAMPLES, Failure, Report
 from .rules import BY_KIND, CHECK_COLUMNS_SQL, COMMON, Rule
@@ -126,13 +125,12 @@ def _failures_sql(rules: list[CompiledRule]) -> str:
         group by rule"""
 
 
-def check_staged(staged: Path | list[Path], con: duckdb.DuckDBPyConnection | None = None) -> Report:
-    """A batch being ingested, in the order its files were read (`con`: the batch's connection);
-    or several batches, folder after folder, checked as one.
+def check_staged(folders: list[Path], con: duckdb.DuckDBPyConnection) -> Report:
+    """Batches being ingested (their staging folders), checked as one, folder after folder, each
+    in the order its files were read (`con`: a connection for the batches).
 
     A batch's events may lie in several part files (a part per job when workers stage them,
     ingest/workers.py): `row_number` orders them part by part, in name order."""
-    folders = [staged] if isinstance(staged, Path) else staged
     if len(folders) > MAX_FOLDERS:
         raise ValueError(f"at most {MAX_FOLDERS} batches are checked together")
     # The folder's place above the part's number (its name: stage.part_name) above the row's:
@@ -143,4 +141,4 @@ def check_staged(staged: Path | list[Path], con: duckdb.DuckDBPyConnection | Non
                + ({i}::BIGINT << 52) as row_number
         from read_parquet({literal(folder / "part-*.parquet")}, filename = true, file_row_number = true)"""
         for i, folder in enumerate(folders))
-    return check_relation(con or batch_connection(folders[0]), scans)
+    return check_relation(con, scans)
