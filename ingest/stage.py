@@ -12,9 +12,10 @@ import ctypes
 import gc
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -151,33 +152,32 @@ class StagingWriter:
         """Events an adapter gives as columns (adapters/base.py): defaults filled and envelope
         checked a column at a time; a batch the checks decline goes through add() one by one."""
         self.flush()  # events added before come first
-        lines = batch.columns.column("line")
-        first = (batch.file.name, lines[0].as_py()) if len(lines) else None
+        at = _Locations(batch)
+        if not at.count:
+            return
         try:
-            if first == self._last:  # a second event on a line: the per-event path numbers it
+            if at.first() == self._last:  # the line goes on from the last event: add() numbers it
                 raise Irregular("line continues")
-            columns = self._filled(batch)
+            columns = self._filled(batch, at)
         except Irregular:
             for file, line, event in batch.per_record():
                 self.add(event, file, line)
             return
         self._write(columns)
-        self._last, self._sub = (batch.file.name, lines[-1].as_py()), 0
+        self._last, self._sub = at.last()
 
-    def _filled(self, batch: EventBatch) -> pa.RecordBatch:
-        """add()'s defaults and convert()'s envelope checks, for columns (one event per line)."""
-        given, name, n = batch.columns, batch.file.name, batch.columns.num_rows
+    def _filled(self, batch: EventBatch, at: _Locations) -> pa.RecordBatch:
+        """add()'s defaults and convert()'s envelope checks, for columns."""
+        given, n = batch.columns, batch.columns.num_rows
         arrays = {c.name: given.column(c.name) if c.name in given.schema.names else pa.nulls(n, c.type)
                   for c in COLUMNS}
         if wrong := [c.name for c in COLUMNS if arrays[c.name].type != c.type]:
             raise TypeError(f"{batch.file.display}: the adapter gave columns {wrong} in other types than the schema's")
-        lines = given.column("line")
         ids = arrays["event_id"]
         if ids.null_count:
-            ids = ids.to_pylist()
-            arrays["event_id"] = pa.array([event_id(self.digest, name, line, 0) if i is None else i
-                                           for i, line in zip(ids, lines.to_pylist())], pa.string())
-        sources = pc.binary_join_element_wise(name, lines.cast(pa.string()), ":")
+            arrays["event_id"] = pa.array([event_id(self.digest, name, line, sub) if i is None else i
+                                           for i, name, line, sub in zip(ids.to_pylist(), *at.each())], pa.string())
+        sources = pc.binary_join_element_wise(at.names, at.lines.cast(pa.string()), ":")
         arrays["source"] = pc.coalesce(arrays["source"], sources)
         arrays["batch_id"] = pc.coalesce(arrays["batch_id"], pa.scalar(self.batch_id))
         for column, value in self.defaults.items():
@@ -208,3 +208,28 @@ class StagingWriter:
     def close(self) -> None:
         self.flush()
         self.writer.close()
+
+
+class _Locations:
+    """Where each event of an EventBatch comes from: (file name, line, number on the line)."""
+
+    def __init__(self, batch: EventBatch):
+        given = batch.columns
+        self.count, self.lines = given.num_rows, given.column("line")
+        self.names = given.column("file") if "file" in given.schema.names else pa.scalar(batch.file.name)
+        self.subs = given.column("sub") if "sub" in given.schema.names else None
+
+    def each(self) -> tuple[Iterable[str], list[int], Iterable[int]]:
+        names = self.names.to_pylist() if isinstance(self.names, pa.Array) else repeat(self.names.as_py())
+        return names, self.lines.to_pylist(), repeat(0) if self.subs is None else self.subs.to_pylist()
+
+    def first(self) -> tuple[str, int]:
+        return self._name(0), self.lines[0].as_py()
+
+    def last(self) -> tuple[tuple[str, int], int]:
+        """((file name, line), number on the line) of the last event, as add() keeps them."""
+        sub = 0 if self.subs is None else self.subs[-1].as_py()
+        return (self._name(-1), self.lines[-1].as_py()), sub
+
+    def _name(self, i: int) -> str:
+        return (self.names[i] if isinstance(self.names, pa.Array) else self.names).as_py()

@@ -5,8 +5,10 @@ that depend on line numbers), and the same errors for bad input."""
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from helpers import llm_call, native_lines
 import tracewh as tw
 from tracewh.errors import BadInputError
 from tracewh.ingest import bulk, stage
+from tracewh.ingest.adapters.decisionbench import columns as run_columns
 from tracewh.ingest.adapters.native import columns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -43,15 +46,19 @@ def per_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chunk and every block declined: events converted one at a time, native lines read one by one."""
     monkeypatch.setattr(stage, "convert_batch", _irregular)
     monkeypatch.setattr(columns, "_columns", _irregular)
+    monkeypatch.setattr(run_columns.ChunkReader, "read", _irregular)
 
 
-TAKEN = {"blocks": 0, "chunks": 0}  # how often the fast paths decided (not declined), in fast mode
+TAKEN = {"blocks": 0, "chunks": 0, "runs": 0}  # how often the fast paths decided (not declined), in fast mode
 
 
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bulk paths also for small files, and blocks small enough that a file spans many."""
+    """Bulk paths also for small files, blocks small enough that a file spans many, and chunks
+    of DecisionBench files small enough that a run spans several."""
     monkeypatch.setattr(columns, "BULK_MIN_BYTES", 0)
     monkeypatch.setattr(columns, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(run_columns, "CHUNK_BYTES", 8192)
+    monkeypatch.setattr(run_columns.ChunkReader, "read", _counted(run_columns.ChunkReader.read, "runs"))
     monkeypatch.setattr(columns, "_columns", _counted(columns._columns, "blocks"))
     monkeypatch.setattr(stage, "convert_batch", _counted(stage.convert_batch, "chunks"))
 
@@ -78,7 +85,7 @@ def outcomes_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: l
                        **options: Any) -> list[list[tuple] | Refused]:
     """The fast path's and the per-record path's outcome of ingesting `paths`: the events
     stored, or the error's text."""
-    TAKEN.update(blocks=0, chunks=0)
+    TAKEN.update(blocks=0, chunks=0, runs=0)
     outcomes: list[list[tuple] | Refused] = []
     for name, mode in (("fast", fast), ("per-record", per_record)):
         with monkeypatch.context() as m:
@@ -100,7 +107,24 @@ def both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[Path]
 
 def test_every_benchmark_format_stores_the_same_events(tmp_path, monkeypatch, benchmark_runs):
     events = both_ways(tmp_path, monkeypatch, benchmark_runs, check=False)
-    assert len(events) > 5000 and TAKEN["blocks"] > 10 and TAKEN["chunks"] > 10
+    assert len(events) > 5000 and TAKEN["blocks"] > 10 and TAKEN["chunks"] > 10 and TAKEN["runs"] > 10
+
+
+def test_decisionbench_columns_the_pipeline_declines_are_read_again_record_by_record(tmp_path, monkeypatch,
+                                                                                   benchmark_runs):
+    """The pipeline's envelope check declining every DecisionBench batch (as a task id over 512
+    characters would): those events come again as dicts, numbered on from where each chunk began."""
+    check = stage.check_envelope
+
+    def declining(arrays: dict) -> None:
+        if arrays["benchmark"][0].as_py() == "decisionbench":
+            raise bulk.Irregular("declined, for the test")
+        check(arrays)
+
+    (runs,) = [p for p in benchmark_runs if p.name == "decisionbench"]
+    expected = both_ways(tmp_path / "columns", monkeypatch, [runs])
+    monkeypatch.setattr(stage, "check_envelope", declining)
+    assert both_ways(tmp_path / "declined", monkeypatch, [runs]) == expected and TAKEN["runs"] > 10
 
 
 def test_attributes_and_the_gate_give_the_same_events(tmp_path, monkeypatch, benchmark_runs):
@@ -227,4 +251,51 @@ def test_damaged_native_lines_give_what_the_per_record_path_gives(tmp_path, monk
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(b"\n".join(lines))
     fast_outcome, per_record_outcome = outcomes_both_ways(tmp_path, monkeypatch, [path], check=False)
+    assert fast_outcome == per_record_outcome
+
+
+# DecisionBench records damaged as JSON: fields of other types, left out or null, nested ones too.
+ODD_VALUES = [None, True, 1.5, 7, -1, 2**64, "x", "", "2026-02-30T00:00:00Z", [], {}, [{"name": 5}]]
+
+
+def _damaged_record(line: bytes, rng: random.Random) -> bytes:
+    if len(line) < 2 or not line.startswith(b"{"):  # damaged already
+        return line
+    if rng.random() < 0.15:
+        return rng.choice([b"", b"   ", b"{", line[:rng.randrange(1, len(line))], b"[1]"])
+    try:
+        record = json.loads(line)
+    except ValueError:  # cut already
+        return line
+    target = record
+    nested = [k for k, v in record.items() if isinstance(v, dict) or (isinstance(v, list) and v and isinstance(v[0], dict))]
+    if nested and rng.random() < 0.4:
+        value = record[rng.choice(nested)]
+        target = value if isinstance(value, dict) else value[0]
+    if not target:
+        return line
+    key = rng.choice(sorted(target))
+    if rng.random() < 0.2:
+        del target[key]
+    else:
+        target[key] = rng.choice(ODD_VALUES)
+    return json.dumps(record).encode()
+
+
+@pytest.mark.parametrize("seed", range(count(ci=24, heavy=400)))
+def test_damaged_decisionbench_runs_give_what_the_per_record_path_gives(tmp_path, monkeypatch, benchmark_runs, seed):
+    """A run's records and traces with a few damaged lines: both paths store the same events, or
+    refuse with the same error (file, line and field)."""
+    rng = random.Random(seed)
+    (runs,) = [p for p in benchmark_runs if p.name == "decisionbench"]
+    run = tmp_path / "run"
+    shutil.copytree(sorted(runs.iterdir())[seed % 3], run)
+    files = sorted(p for p in run.rglob("*.jsonl"))
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(files)
+        lines = path.read_bytes().split(b"\n")
+        at = rng.randrange(len(lines) - 1)  # the last is the empty text after the final newline
+        lines[at] = _damaged_record(lines[at], rng)
+        path.write_bytes(b"\n".join(lines))
+    fast_outcome, per_record_outcome = outcomes_both_ways(tmp_path, monkeypatch, [run], check=False)
     assert fast_outcome == per_record_outcome

@@ -34,21 +34,25 @@ Located = tuple[SourceFile, int, dict[str, Any]]  # (file, line or record number
 
 @dataclass
 class EventBatch:
-    """Events of one file, one per line, as Arrow columns: what events() may yield instead of
-    Located tuples where records are regular (the native format does, a block of lines at a time).
+    """Events as Arrow columns: what events() may yield instead of Located tuples where records
+    are regular. Native files do, a block of lines of one file at a time, one event per line;
+    DecisionBench runs do, a chunk of files at a time, several events per line.
 
     `columns` holds `line` (int64, each event's line) and any of the schema's event columns, in
     the schema's Arrow types and with the values convert() would give the same record as a dict
     (payload: JSON text with sorted keys; ts: UTC microseconds, rounded as convert() rounds); a
     null stands for a field the record leaves out (the pipeline fills event_id, batch_id, source
-    and model as it does for dicts). The adapter checks what only it can see (JSON types,
-    fields present but null where a default would apply) and yields a block it cannot decide on
-    as Located dicts instead. `per_record()` reads the same events again as Located dicts: the
+    and model as it does for dicts). Events of several files also hold `file` (string: each
+    event's file name, as SourceFile.name), and events sharing a line `sub` (int64: 0, 1, ...
+    along the line, as the pipeline numbers dicts); without them, every event is `file`'s and
+    the only one on its line. The adapter checks what only it can see (JSON types, fields
+    present but null where a default would apply) and yields a block it cannot decide on as
+    Located dicts instead. `per_record()` reads the same events again as Located dicts: the
     pipeline converts those one by one when its own checks of the columns decline the batch
     (an unknown kind, a missing run_id, ...), so errors name file, line and field as always.
     """
 
-    file: SourceFile
+    file: SourceFile  # the (first) file the events come from
     columns: pa.RecordBatch
     per_record: Callable[[], Iterator[Located]]
 

@@ -10,41 +10,60 @@ delegation's span), a `tool_call` per requested tool (`read_profile` included), 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
 from ....schema import event_id
+from ...bulk import Irregular
 from ...context import AdapterContext
 from ...fields import Fields
+from ...jsonlines import no_progress
 from ...sources import SourceFile
 from ...toolargs import parse_arguments
-from ..base import Group, Located
-from .records import VERSION, RunFiles, manifest, profile_card, rows, trace_task
-
-BENCHMARK = "decisionbench"
-DELEGATE_TOOL = "call_model"
+from ..base import EventBatch, Group, Located
+from . import columns
+from .records import BENCHMARK, DELEGATE_TOOL, VERSION, RunFiles, manifest, profile_card, rows, trace_task
 
 
-def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
+def events(group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]:
     run: RunFiles = group.detail
     reader = _RunReader(run, ctx)
     yield from reader.manifest_events()
-    if run.records is not None:
-        for r in rows(run.records, ctx):
-            yield from ((run.records, r.line, e) for e in reader.record_events(r))
-    for trace in run.traces:
-        task_id = trace_task(run, trace)
-        for t in rows(trace, ctx):
-            yield from ((trace, t.line, e) for e in reader.trace_events(task_id, t))
+    for chunk in columns.chunks([*([run.records] if run.records else []), *run.traces]):
+        yield from _chunk_events(reader, chunk)
     for card in run.profiles:
         yield card, 1, reader.profile_event(card)
+
+
+def _chunk_events(reader: _RunReader, files: list[SourceFile]) -> Iterator[Located | EventBatch]:
+    """Records and traces as columns (columns.py); record by record where those decline them."""
+    start = reader.seq
+    try:
+        batch = columns.ChunkReader(reader).read(files)
+    except Irregular:
+        reader.seq = start
+        for file in files:
+            yield from reader.file_events(file)
+        return
+    if batch.num_rows:
+        yield EventBatch(files[0], batch, lambda: _again(reader, start, files))
+
+
+def _again(reader: _RunReader, start: int, files: list[SourceFile]) -> Iterator[Located]:
+    """The chunk's events once more, record by record (their bytes were reported already)."""
+    again = copy.copy(reader)
+    again.seq, again.ctx = start, dataclasses.replace(reader.ctx, progress=no_progress)
+    for file in files:
+        yield from again.file_events(file)
 
 
 class _RunReader:
     """Turns one run's files into events, numbering them in reading order."""
 
     def __init__(self, run: RunFiles, ctx: AdapterContext):
-        self.run, self.ctx, self.seq = run, ctx, 0
+        self.run, self.ctx, self.seq, self.benchmark = run, ctx, 0, BENCHMARK
         self.m = manifest(run)
         self.run_id = self.m.req("run_id", "string")
         self.orchestrator = self.m.req("orchestrator", "string")
@@ -57,18 +76,37 @@ class _RunReader:
         self.seq += 1
         return {"run_id": self.run_id, "benchmark": BENCHMARK, "kind": kind, "seq": self.seq, **fields}
 
-    def _span(self, task_id: str, *parts: object) -> str:
+    def span(self, task_id: str, *parts: object) -> str:
         key = (task_id, *parts)
         span = self._spans.get(key)
         if span is None:
             span = self._spans[key] = event_id(self.run_id, *key)[:16]
         return span
 
-    def _task(self, task_id: str) -> dict[str, Any]:
+    def trace_id(self, task_id: str) -> str:
         trace = self._traces.get(task_id)
         if trace is None:
             trace = self._traces[task_id] = event_id(self.run_id, task_id)
-        return {"task_id": task_id, "trace_id": trace}
+        return trace
+
+    def _task(self, task_id: str) -> dict[str, Any]:
+        return {"task_id": task_id, "trace_id": self.trace_id(task_id)}
+
+    def is_records(self, file: SourceFile) -> bool:
+        return file is self.run.records
+
+    def trace_task(self, trace: SourceFile) -> str:
+        return trace_task(self.run, trace)
+
+    def file_events(self, file: SourceFile) -> Iterator[Located]:
+        """The events of records.jsonl or of a trace, record by record."""
+        if self.is_records(file):
+            for r in rows(file, self.ctx):
+                yield from ((file, r.line, e) for e in self.record_events(r))
+        else:
+            task_id = self.trace_task(file)
+            for t in rows(file, self.ctx):
+                yield from ((file, t.line, e) for e in self.trace_events(task_id, t))
 
     def manifest_events(self) -> Iterator[Located]:
         m = self.m
@@ -101,7 +139,7 @@ class _RunReader:
         elif kind == "tool_result":
             yield self._tool_result(task_id, t)
         elif kind == "peer_completion":
-            yield self._llm_call(task_id, t, agent="peer", parent=self._span(task_id, "call", t.req("parent_tool_call_id", "string")))
+            yield self._llm_call(task_id, t, agent="peer", parent=self.span(task_id, "call", t.req("parent_tool_call_id", "string")))
         else:
             raise t.error("type", f"expected completion, tool_result or peer_completion, got {kind!r}")
 
@@ -128,11 +166,11 @@ class _RunReader:
         for i, c in enumerate(t.each("tool_calls")):
             calls.append({"id": c.opt("id", "string") or f"line{t.line}-{i}", "name": c.req("name", "string"),
                           "arguments": parse_arguments(c.record.get("arguments"))})
-        call = self._llm_call(task_id, t, agent="orchestrator", parent=self._span(task_id, "task"),
+        call = self._llm_call(task_id, t, agent="orchestrator", parent=self.span(task_id, "task"),
                               subtask=f"step-{step}", payload={"step": step, "tool_calls": calls})
         yield call
         for c in calls:
-            span = self._span(task_id, "call", c["id"])
+            span = self.span(task_id, "call", c["id"])
             common = {**self._task(task_id), "agent": "orchestrator", "model": self.orchestrator,
                       "subtask": f"step-{step}", "ts": call["ts"], "span_id": span, "parent_span_id": call["span_id"]}
             if c["name"] == DELEGATE_TOOL:
@@ -149,7 +187,7 @@ class _RunReader:
         call_id = t.req("tool_call_id", "string")
         error = t.opt("error", "string")
         return self._event("tool_result", **self._task(task_id), agent="orchestrator", tool_name=t.opt("name", "string"),
-                           span_id=self._span(task_id, "result", call_id), parent_span_id=self._span(task_id, "call", call_id),
+                           span_id=self.span(task_id, "result", call_id), parent_span_id=self.span(task_id, "call", call_id),
                            latency_s=t.opt("latency_s", "number"),
                            payload={"call_id": call_id, "step": t.opt("step", "integer"), "status": "error" if error else "ok",
                                     "error": error, "result": t.opt("content", "string")})

@@ -22,6 +22,8 @@ from ..base import Group
 FORMAT = "decisionbench-run"  # the name `tracewh log` shows
 VERSION = "decisionbench-run/1"  # the manifest's `format`: the one layout this tracewh reads
 MAX_MANIFEST_BYTES = 16 << 20
+BENCHMARK = "decisionbench"
+DELEGATE_TOOL = "call_model"  # the tool an orchestrator delegates with (§5)
 
 
 @dataclass
