@@ -13,6 +13,7 @@ from .events import (
     SCHEMA_VERSION,
     arrow_schema,
     event_id,
+    line_event_ids,
 )
 
 
@@ -32,4 +33,5 @@ __all__ = [
     "PARTITION_COLUMNS",
     "SCHEMA_VERSION",
     "event_id",
+    "line_event_ids",
 ]

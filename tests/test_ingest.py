@@ -96,6 +96,13 @@ def test_event_ids_are_deterministic(tmp_path):
     assert ids[0] == ids[1]
 
 
+def test_ids_of_many_lines_at_once_are_the_ids_one_at_a_time():
+    from tracewh.schema import event_id, line_event_ids
+
+    names, lines, subs = ["a.jsonl", "runs/é x/traces/t:1.jsonl", ""], [1, 22, 3_000_000_000], [0, 2, 0]
+    assert line_event_ids("d" * 64, names, lines, subs) == [event_id("d" * 64, *at) for at in zip(names, lines, subs)]
+
+
 def test_attr_fills_model_and_attaches_run_attributes(tmp_path, wh):
     no_model = [{k: v for k, v in e.items() if k != "model"} for e in EVENTS]
     source = write_native(tmp_path / "run.jsonl", no_model)
