@@ -73,8 +73,8 @@ class ChunkReader:
     """A chunk of one run's records and trace files -> their events as columns. It numbers
     events on from the run reader's `seq` and shares its ids (events.py's _RunReader)."""
 
-    def __init__(self, run: _RunReader):
-        self.run, self.orchestrator, self.prices = run, run.orchestrator, run.ctx.prices
+    def __init__(self, reader: _RunReader):
+        self.reader, self.orchestrator, self.prices = reader, reader.orchestrator, reader.ctx.prices
         self.finished = _Kind("task_finished", "task_id", "trace_id", "model", "agent", "cost_usd", "latency_s",
                               "payload")
         self.scores = _Kind("score", "task_id", "trace_id", "model", "agent", "score", "payload")
@@ -90,21 +90,21 @@ class ChunkReader:
     def read(self, files: list[SourceFile]) -> pa.RecordBatch:
         """The files' events, in reading order (Irregular: read them record by record instead)."""
         for file in files:
-            records = _records(file, self.run.ctx.limits.max_line_bytes)
-            if self.run.is_records(file):
+            records = _records(file, self.reader.ctx.limits.max_line_bytes)
+            if self.reader.is_records(file):
                 for line, record in records:
                     self._record(file.name, line, record)
             else:
-                task_id = self.run.trace_task(file)
+                task_id = self.reader.trace_task(file)
                 for line, record in records:
                     self._step(file.name, task_id, line, record)
         for file in files:  # as the record-by-record reader reports them, once the chunk is read
-            self.run.ctx.progress(file.stored_bytes)
+            self.reader.ctx.progress(file.stored_bytes)
         return self._columns()
 
     def _seq(self) -> int:
-        self.run.seq += 1
-        return self.run.seq
+        self.reader.seq += 1
+        return self.reader.seq
 
     def _columns(self) -> pa.RecordBatch:
         kinds = [k.table() for k in (self.finished, self.scores, self.calls, self.tools, self.delegations,
@@ -114,8 +114,8 @@ class ChunkReader:
         events = pa.concat_tables(kinds, promote_options="default")
         events = events.take(pc.sort_indices(events["seq"]))  # reading order
         n = events.num_rows
-        events = events.append_column("run_id", pa.repeat(pa.scalar(self.run.run_id), n))
-        events = events.append_column("benchmark", pa.repeat(pa.scalar(self.run.benchmark), n))
+        events = events.append_column("run_id", pa.repeat(pa.scalar(self.reader.run_id), n))
+        events = events.append_column("benchmark", pa.repeat(pa.scalar(self.reader.benchmark), n))
         return events.combine_chunks().to_batches()[0]
 
     # ---------------------------------------------------------------- records.jsonl (§4)
@@ -124,7 +124,7 @@ class ChunkReader:
         if (task_id.__class__ is not str or quality.__class__ not in _NUMBER or not 0 <= quality <= 1
                 or error.__class__ not in _TEXT or n_steps.__class__ not in _INTEGER):
             raise Irregular("a record events.py refuses or reads otherwise")
-        trace = self.run.trace_id(task_id)
+        trace = self.reader.trace_id(task_id)
         payload = {"n_steps": n_steps, "error": error, "status": "error" if error else "ok"}
         self.finished.rows.append((file, line, 0, self._seq(), task_id, trace, self.orchestrator, ORCHESTRATOR,
                                    r.get("cost_usd"), r.get("latency_s"), payload))
@@ -142,7 +142,7 @@ class ChunkReader:
             parent = t.get("parent_tool_call_id")
             if parent.__class__ is not str:
                 raise Irregular("parent_tool_call_id")
-            self._llm_call(file, task_id, line, t, "peer", self.run.span(task_id, "call", parent), None, {})
+            self._llm_call(file, task_id, line, t, "peer", self.reader.span(task_id, "call", parent), None, {})
         else:
             raise Irregular("trace type")
 
@@ -163,9 +163,9 @@ class ChunkReader:
                 cost = self.prices.cost(model, prompt, completion, cached)
             except TypeError:
                 raise Irregular("token counts") from None
-        span = event_id(self.run.run_id, task_id, "line", line)[:16]
+        span = event_id(self.reader.run_id, task_id, "line", line)[:16]
         payload = {"content": content, "content_chars": len(content or ""), **more}
-        self.calls.rows.append((file, line, 0, self._seq(), task_id, self.run.trace_id(task_id), agent, model, ts,
+        self.calls.rows.append((file, line, 0, self._seq(), task_id, self.reader.trace_id(task_id), agent, model, ts,
                                 span, parent, prompt, completion, usage.get("reasoning_tokens"), cached,
                                 t.get("finish_reason"), t.get("latency_s"), cost, subtask, payload))
         return span, ts
@@ -183,12 +183,12 @@ class ChunkReader:
             calls.append({"id": c.get("id") or f"line{line}-{i}", "name": c["name"],
                           "arguments": parse_arguments(c.get("arguments"))})
         subtask = f"step-{step}"
-        span, ts = self._llm_call(file, task_id, line, t, ORCHESTRATOR, self.run.span(task_id, "task"), subtask,
+        span, ts = self._llm_call(file, task_id, line, t, ORCHESTRATOR, self.reader.span(task_id, "task"), subtask,
                                   {"step": step, "tool_calls": calls})
-        trace = self.run.trace_id(task_id)
+        trace = self.reader.trace_id(task_id)
         for sub, c in enumerate(calls, 1):
             row = (file, line, sub, self._seq(), task_id, trace, ORCHESTRATOR, self.orchestrator, subtask, ts,
-                   self.run.span(task_id, "call", c["id"]), span)
+                   self.reader.span(task_id, "call", c["id"]), span)
             if c["name"] == DELEGATE_TOOL:
                 args = c["arguments"]
                 self.delegations.rows.append((*row, DELEGATE_TOOL, {
@@ -205,9 +205,9 @@ class ChunkReader:
             raise Irregular("a tool result")
         payload = {"call_id": call_id, "step": step, "status": "error" if error else "ok", "error": error,
                    "result": content}
-        self.results.rows.append((file, line, 0, self._seq(), task_id, self.run.trace_id(task_id), ORCHESTRATOR,
-                                  t.get("name"), self.run.span(task_id, "result", call_id),
-                                  self.run.span(task_id, "call", call_id), t.get("latency_s"), payload))
+        self.results.rows.append((file, line, 0, self._seq(), task_id, self.reader.trace_id(task_id), ORCHESTRATOR,
+                                  t.get("name"), self.reader.span(task_id, "result", call_id),
+                                  self.reader.span(task_id, "call", call_id), t.get("latency_s"), payload))
 
 
 def _records(file: SourceFile, max_line_bytes: int) -> Iterator[tuple[int, dict[str, Any]]]:

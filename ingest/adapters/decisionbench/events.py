@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from ....errors import BadInputError
 from ....schema import event_id
 from ...bulk import Irregular
 from ...context import AdapterContext
@@ -42,7 +43,7 @@ def _chunk_events(reader: _RunReader, files: list[SourceFile]) -> Iterator[Locat
     start = reader.seq
     try:
         batch = columns.ChunkReader(reader).read(files)
-    except Irregular:
+    except (Irregular, BadInputError):  # read again, record by record: the first error in reading order
         reader.seq = start
         for file in files:
             yield from reader.file_events(file)
