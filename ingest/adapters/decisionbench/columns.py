@@ -53,19 +53,19 @@ def chunks(files: list[SourceFile]) -> Iterator[list[SourceFile]]:
 
 
 class _Kind:
-    """The events of one kind: a tuple each, of LOCATION and then `columns`."""
+    """The events of one kind: a tuple each, of LOCATION's values and then `columns`'."""
 
-    LOCATION = ("file", "line", "sub", "seq")
+    LOCATION = {"file": pa.string(), "line": pa.int64(), "sub": pa.int64(), "seq": pa.int64()}
 
     def __init__(self, kind: str, *columns: str):
         self.kind, self.columns, self.rows = kind, columns, []
 
     def table(self) -> pa.Table:
-        file, line, sub, seq, *values = zip(*self.rows)
-        arrays = {"file": pa.array(file, pa.string()), "line": pa.array(line, pa.int64()),
-                  "sub": pa.array(sub, pa.int64()), "seq": pa.array(seq, pa.int64()),
-                  "kind": pa.repeat(pa.scalar(self.kind), len(self.rows))}
-        arrays.update((name, convert_column(name, column)) for name, column in zip(self.columns, values))
+        values = list(zip(*self.rows))
+        arrays = {name: pa.array(column, type) for (name, type), column in zip(self.LOCATION.items(), values)}
+        arrays["kind"] = pa.repeat(pa.scalar(self.kind), len(self.rows))
+        arrays.update((name, convert_column(name, column))
+                      for name, column in zip(self.columns, values[len(self.LOCATION):]))
         return pa.table(arrays)
 
 
