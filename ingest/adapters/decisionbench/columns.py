@@ -16,7 +16,7 @@ tests/test_fast_paths.py ingests every benchmark format, and damaged runs, both 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 import pyarrow as pa
@@ -24,12 +24,10 @@ import pyarrow.compute as pc
 
 from ....schema import event_id
 from ...bulk import Irregular, convert_column
+from ...context import AdapterContext
 from ...sources import SourceFile
 from ...toolargs import parse_arguments
 from .records import DELEGATE_TOOL
-
-if TYPE_CHECKING:
-    from .events import _RunReader
 
 CHUNK_BYTES = 4 << 20  # files read into one batch: about 15k events
 MAX_FILE_BYTES = 16 << 20  # a larger trace is read record by record, a line at a time
@@ -69,11 +67,30 @@ class _Kind:
         return pa.table(arrays)
 
 
+class RunReader(Protocol):
+    """What a chunk reader uses of the run's reader (events.py's _RunReader): the run's
+    identity, the event count so far, and the ids it keeps for the run."""
+
+    ctx: AdapterContext
+    run_id: str
+    benchmark: str
+    orchestrator: str
+    seq: int
+
+    def span(self, task_id: str, *parts: object) -> str: ...
+
+    def trace_id(self, task_id: str) -> str: ...
+
+    def is_records(self, file: SourceFile) -> bool: ...
+
+    def trace_task(self, trace: SourceFile) -> str: ...
+
+
 class ChunkReader:
     """A chunk of one run's records and trace files -> their events as columns. It numbers
     events on from the run reader's `seq` and shares its ids (events.py's _RunReader)."""
 
-    def __init__(self, reader: _RunReader):
+    def __init__(self, reader: RunReader):
         self.reader, self.orchestrator, self.prices = reader, reader.orchestrator, reader.ctx.prices
         self.finished = _Kind("task_finished", "task_id", "trace_id", "model", "agent", "cost_usd", "latency_s",
                               "payload")
