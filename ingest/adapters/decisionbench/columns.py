@@ -173,7 +173,8 @@ class ChunkReader:
                 or ts.__class__ not in _TEXT):
             raise Irregular("usage, model, content or ts")
         model = model or self.orchestrator
-        prompt, completion, cached = usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("cached_tokens")
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        cached = usage.get("cached_tokens")
         cost = t.get("cost_usd")
         if cost is None:
             try:  # token counts of other types are refused by their columns' conversion, or here
