@@ -268,7 +268,8 @@ def _damaged_record(line: bytes, rng: random.Random) -> bytes:
     except ValueError:  # cut already
         return line
     target = record
-    nested = [k for k, v in record.items() if isinstance(v, dict) or (isinstance(v, list) and v and isinstance(v[0], dict))]
+    nested = [k for k, v in record.items()
+              if isinstance(v, dict) or (isinstance(v, list) and v and isinstance(v[0], dict))]
     if nested and rng.random() < 0.4:
         value = record[rng.choice(nested)]
         target = value if isinstance(value, dict) else value[0]
