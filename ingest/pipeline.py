@@ -306,7 +306,8 @@ class _Commits:
             item.removal.close()  # the same content again: already ingested, as it is once the first commits
             item = _already(item.source)
         self.waiting.append(item)
-        if sum(w.rows for w in self.staged) >= GROUP_ROWS or len(self.staged) >= GROUP_SOURCES:
+        staged = self.staged
+        if sum(w.rows for w in staged) >= GROUP_ROWS or len(staged) >= GROUP_SOURCES:
             self.flush()
 
     def flush(self) -> None:

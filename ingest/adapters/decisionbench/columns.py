@@ -27,7 +27,7 @@ from ...bulk import Irregular, convert_column
 from ...context import AdapterContext
 from ...sources import SourceFile
 from ...toolargs import parse_arguments
-from .records import DELEGATE_TOOL
+from .records import BENCHMARK, DELEGATE_TOOL, RunFiles, trace_task
 
 CHUNK_BYTES = 4 << 20  # files read into one batch: about 15k events
 MAX_FILE_BYTES = 16 << 20  # a larger trace is read record by record, a line at a time
@@ -68,22 +68,18 @@ class _Kind:
 
 
 class RunReader(Protocol):
-    """What a chunk reader uses of the run's reader (events.py's _RunReader): the run's
-    identity, the event count so far, and the ids it keeps for the run."""
+    """What a chunk reader uses of the run's reader (events.py's _RunReader): the run's files
+    and identity, the event count so far, and the ids it keeps for the run."""
 
+    run: RunFiles
     ctx: AdapterContext
     run_id: str
-    benchmark: str
     orchestrator: str
     seq: int
 
     def span(self, task_id: str, *parts: object) -> str: ...
 
     def trace_id(self, task_id: str) -> str: ...
-
-    def is_records(self, file: SourceFile) -> bool: ...
-
-    def trace_task(self, trace: SourceFile) -> str: ...
 
 
 class ChunkReader:
@@ -108,11 +104,11 @@ class ChunkReader:
         """The files' events, in reading order (Irregular: read them record by record instead)."""
         for file in files:
             records = _records(file, self.reader.ctx.limits.max_line_bytes)
-            if self.reader.is_records(file):
+            if file is self.reader.run.records:
                 for line, record in records:
                     self._record(file.name, line, record)
             else:
-                task_id = self.reader.trace_task(file)
+                task_id = trace_task(self.reader.run, file)
                 for line, record in records:
                     self._step(file.name, task_id, line, record)
         for file in files:  # as the record-by-record reader reports them, once the chunk is read
@@ -132,7 +128,7 @@ class ChunkReader:
         events = events.take(pc.sort_indices(events["seq"]))  # reading order
         n = events.num_rows
         events = events.append_column("run_id", pa.repeat(pa.scalar(self.reader.run_id), n))
-        events = events.append_column("benchmark", pa.repeat(pa.scalar(self.reader.benchmark), n))
+        events = events.append_column("benchmark", pa.repeat(pa.scalar(BENCHMARK), n))
         return events.combine_chunks().to_batches()[0]
 
     # ---------------------------------------------------------------- records.jsonl (§4)
@@ -196,9 +192,12 @@ class ChunkReader:
             raise Irregular("step or tool_calls")
         calls = []
         for i, c in enumerate(requested):
-            if c.__class__ is not dict or c.get("id").__class__ not in _TEXT or c.get("name").__class__ is not str:
+            if c.__class__ is not dict:
                 raise Irregular("a tool call")
-            calls.append({"id": c.get("id") or f"line{line}-{i}", "name": c["name"],
+            call_id = c.get("id")
+            if call_id.__class__ not in _TEXT or c.get("name").__class__ is not str:
+                raise Irregular("a tool call")
+            calls.append({"id": call_id or f"line{line}-{i}", "name": c["name"],
                           "arguments": parse_arguments(c.get("arguments"))})
         subtask = f"step-{step}"
         span, ts = self._llm_call(file, task_id, line, t, ORCHESTRATOR, self.reader.span(task_id, "task"), subtask,

@@ -64,7 +64,7 @@ class _RunReader:
     """Turns one run's files into events, numbering them in reading order."""
 
     def __init__(self, run: RunFiles, ctx: AdapterContext):
-        self.run, self.ctx, self.seq, self.benchmark = run, ctx, 0, BENCHMARK
+        self.run, self.ctx, self.seq = run, ctx, 0
         self.m = manifest(run)
         self.run_id = self.m.req("run_id", "string")
         self.orchestrator = self.m.req("orchestrator", "string")
@@ -93,19 +93,13 @@ class _RunReader:
     def _task(self, task_id: str) -> dict[str, Any]:
         return {"task_id": task_id, "trace_id": self.trace_id(task_id)}
 
-    def is_records(self, file: SourceFile) -> bool:
-        return file is self.run.records
-
-    def trace_task(self, trace: SourceFile) -> str:
-        return trace_task(self.run, trace)
-
     def file_events(self, file: SourceFile) -> Iterator[Located]:
         """The events of records.jsonl or of a trace, record by record."""
-        if self.is_records(file):
+        if file is self.run.records:
             for r in rows(file, self.ctx):
                 yield from ((file, r.line, e) for e in self.record_events(r))
         else:
-            task_id = self.trace_task(file)
+            task_id = trace_task(self.run, file)
             for t in rows(file, self.ctx):
                 yield from ((file, t.line, e) for e in self.trace_events(task_id, t))
 
