@@ -32,7 +32,8 @@ from .adapters import ADAPTERS, Adapter, Group, unrecognised
 from .context import AdapterContext
 from .prices import PriceRegistry
 from .sources import Limits, Source, expand, memory_source
-from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group
+from .memory import cycle_collection_paused, release_freed_memory
+from .stage import StagingWriter, stage_group
 from .workers import Job, StagedPart, StagingPool, slices
 
 if TYPE_CHECKING:

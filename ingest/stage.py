@@ -8,12 +8,8 @@ hold the batch's events in reading order.
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import json
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from itertools import repeat
 from pathlib import Path
@@ -33,42 +29,6 @@ from .sources import SourceFile
 
 ROWS_PER_GROUP = 64_000
 RUN_LEVEL_COLUMNS = ("model",)  # `--attr model=X` fills these where a source left them empty
-
-
-_PAUSES = 0  # stagings under way that paused Python's cycle collector
-_PAUSE_LOCK = threading.Lock()
-_WAS_ENABLED = True
-
-
-@contextmanager
-def cycle_collection_paused() -> Iterator[None]:
-    """Staging holds a chunk of event dicts (and their payloads) alive at a time; with the cycle
-    collector on, its full passes over them cost 15% of staging's CPU. Events are trees, freed by
-    reference counting, so the collector is paused while any ingest stages (threads included)."""
-    global _PAUSES, _WAS_ENABLED
-    with _PAUSE_LOCK:
-        if _PAUSES == 0:
-            _WAS_ENABLED = gc.isenabled()
-            gc.disable()
-        _PAUSES += 1
-    try:
-        yield
-    finally:
-        with _PAUSE_LOCK:
-            _PAUSES -= 1
-            if _PAUSES == 0 and _WAS_ENABLED:
-                gc.enable()
-
-
-def release_freed_memory() -> None:
-    """Hand back to the OS what staging freed (millions of event dicts, Arrow buffers of every
-    chunk), which the allocators otherwise keep: about 0.1 GB at scale 1, resident through the
-    gate, the dedup and the data-file writes, whose DuckDB budget comes on top of it."""
-    pa.default_memory_pool().release_unused()
-    try:
-        ctypes.CDLL(None).malloc_trim(0)  # glibc's; elsewhere there is nothing to call
-    except (OSError, AttributeError):
-        pass
 
 
 def warm_conversion() -> None:

@@ -35,7 +35,8 @@ from .adapters import ADAPTERS, Group
 from .context import AdapterContext
 from .prices import PriceRegistry
 from .sources import Limits, Source
-from .stage import StagingWriter, cycle_collection_paused, release_freed_memory, stage_group, warm_conversion
+from .memory import cycle_collection_paused, reuse_freed_memory
+from .stage import StagingWriter, stage_group, warm_conversion
 
 POOL_MIN_BYTES = 1 << 20  # bytes read in this ingest (decompressed where known) before workers pay off
 # Events a worker converts at a time: a quarter of one process's chunk, as two workers and the
@@ -77,7 +78,8 @@ def stage_job(job: Job) -> StagedPart:
         for name, group in job.groups:
             stage_group(writer, adapters[name], group, ctx)
         writer.close()
-    release_freed_memory()  # an idle worker holds no more than it needs (the main process gates and commits)
+    # Memory freed stays for the next job (memory.py); the workers end, and hand it all back,
+    # once no job is left (StagingPool.stop_if_idle), before the main process gates and commits.
     return StagedPart(writer.rows, writer.runs)
 
 
@@ -179,6 +181,7 @@ def _start_worker() -> None:
     """A worker is killed with the main process (kill -9 included): none is left staging for an
     ingest that is gone (its staging folder goes at the next ingest or `tracewh doctor`). It
     yields the CPU to the main process, whose checks and commits every source waits for: staging
-    runs ahead of them anyway."""
+    runs ahead of them anyway. It keeps the memory it frees for its next allocations (memory.py)."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.nice(WORKER_NICENESS)
+    reuse_freed_memory()
