@@ -79,8 +79,10 @@ def ingest(
     """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
     from ..ingest.prices import PriceRegistry
     from ..ingest.sources import Limits
+    from ..ingest.stage import arrow_without_pandas
     from .ingest_progress import RichListener, report_table
 
+    arrow_without_pandas()  # this process is tracewh's own
     if prices is not None and not prices.exists():
         raise typer.BadParameter(f"{prices} does not exist", param_hint="--prices")
     limits = Limits(max_member_bytes=max_file_gb << 30, max_line_bytes=max_line_mb << 20)

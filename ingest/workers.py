@@ -36,7 +36,7 @@ from .context import AdapterContext
 from .prices import PriceRegistry
 from .sources import Limits, Source
 from .memory import cycle_collection_paused, reuse_freed_memory
-from .stage import StagingWriter, stage_group, warm_conversion
+from .stage import StagingWriter, arrow_without_pandas, stage_group
 
 POOL_MIN_BYTES = 1 << 20  # bytes read in this ingest (decompressed where known) before workers pay off
 # Events a worker converts at a time: a quarter of one process's chunk, as two workers and the
@@ -146,7 +146,6 @@ class StagingPool:
                                                  initializer=_start_worker)
             # The workers fork at the first submit. Objects they inherit are frozen out of the cycle
             # collector's reach first: its passes would touch, and so copy, every page of them.
-            warm_conversion()
             gc.freeze()
             try:
                 future = self._executor.submit(stage_job, job)
@@ -181,7 +180,9 @@ def _start_worker() -> None:
     """A worker is killed with the main process (kill -9 included): none is left staging for an
     ingest that is gone (its staging folder goes at the next ingest or `tracewh doctor`). It
     yields the CPU to the main process, whose checks and commits every source waits for: staging
-    runs ahead of them anyway. It keeps the memory it frees for its next allocations (memory.py)."""
+    runs ahead of them anyway. It keeps the memory it frees for its next allocations (memory.py),
+    and converts without importing pandas (stage.arrow_without_pandas)."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.nice(WORKER_NICENESS)
     reuse_freed_memory()
+    arrow_without_pandas()

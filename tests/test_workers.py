@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,30 @@ def test_small_ingests_stay_in_this_process(sweep):
         assert automatic.takes(source, [_Sized(POOL_MIN_BYTES // 4)] * 2)  # now all of them
         assert not StagingPool().takes(source, [_Sized(POOL_MIN_BYTES)]), "one group, nothing to share"
         assert StagingPool(several_sources=True).takes(source, [_Sized(POOL_MIN_BYTES)])
+
+
+def test_an_ingest_through_the_workers_never_imports_pandas(tmp_path, sweep):
+    """pyarrow would import it (0.26 s) at the first conversion, in the main process and in
+    every worker; -X importtime is inherited by the forks and lists what any of them imports."""
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracewh", "ingest", "--workers", "2",
+                          *map(str, sweep["zips"]), "-w", str(tmp_path / "wh")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "pyarrow.lib" in run.stderr and "pandas.core" not in run.stderr
+    assert tw.open(tmp_path / "wh").sql("select count(distinct batch_id) from events").fetchall() == [(3,)]
+
+
+def test_pyarrow_knows_pandas_again_once_it_is_asked_for():
+    code = """if True:
+        import sys
+        import pyarrow as pa
+        from tracewh.ingest.stage import arrow_without_pandas
+        arrow_without_pandas()
+        assert pa.array([1, None]).to_pylist() == [1, None] and "pandas" not in sys.modules
+        assert pa.table({"a": [1]}).to_pandas()["a"].tolist() == [1]  # imports pandas now
+        import pandas as pd
+        assert pa.array(pd.Series(pd.Categorical(["x", "y"]))).type.index_type == pa.int8()
+        """
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 class _Sized:
