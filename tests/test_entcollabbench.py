@@ -26,12 +26,15 @@ C task_2 = 770 (driver total, no trajectory).
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
 from helpers import plain, store_version, tracewh, write_zip
 
 import tracewh as tw
+from tracewh.ingest.adapters.entcollabbench import records
+from tracewh.ingest.pipeline import Listener
 from tracewh.demo.entcollabbench_archive import (AgentLog, jsonl, report, result_line, skipped_subtask, subtask_result,
                                                  trajectory_line, traces, verdict)
 
@@ -452,3 +455,27 @@ def test_a_response_streamed_again_after_summarization_counts_once(tmp_path):
     archive = write_zip(tmp_path / "s.zip", {"result-x.jsonl": jsonl(results), "traj/traj-x.jsonl": jsonl(trajectory)})
     tracewh("ingest", archive, "-w", tmp_path / "wh", check=True)
     assert rows(tmp_path / "wh", "select tokens from ecb_tasks") == [(1111,)]
+
+
+class _Bytes(Listener):
+    def __init__(self):
+        self.read = 0
+
+    def advance(self, stored_bytes: int) -> None:
+        self.read += stored_bytes
+
+
+def test_a_file_read_twice_gives_the_same_events_kept_or_read_again(tmp_path, monkeypatch):
+    """The reader's two readings of a result or trajectory file (which rows win, then their
+    events): small files keep their rows between them, larger ones are read again."""
+    archive = archive_a(tmp_path)
+    stored, progress = {}, {}
+    for name, kept_bytes in (("kept", records.KEPT_BYTES), ("read_again", 0)):
+        monkeypatch.setattr(records, "KEPT_BYTES", kept_bytes)
+        listener = _Bytes()
+        tw.open(tmp_path / name).ingest([archive], progress=listener, workers=1)
+        stored[name] = rows(tmp_path / name, "select * from events order by event_id")
+        progress[name] = listener.read
+    assert stored["kept"] == stored["read_again"] and len(stored["kept"]) > 50
+    assert progress["kept"] == progress["read_again"] == sum(i.compress_size for i in zipfile.ZipFile(archive).infolist()
+                                                             if i.filename.endswith(".jsonl"))

@@ -21,7 +21,7 @@ from ...context import AdapterContext
 from ...fields import Fields
 from ..base import Group, Located
 from .permissions import APPROVAL_AGENTS, MAX_DEPTH, permission_entries
-from .records import Latest, RunFiles, config, row_timestamp, rows, stem
+from .records import Latest, RunFiles, TwoReadings, config, row_timestamp, stem
 from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
 from .tasks import subtask_number
 from .trace import AgentLog, SubtaskScope, text_of
@@ -68,6 +68,8 @@ class RunReader:
     def __init__(self, run: RunFiles, ctx: AdapterContext):
         self.run, self.ctx, self.seq = run, ctx, 0
         self.specs = run.specs
+        self.result_rows = TwoReadings(run.result, ctx)
+        self.trajectory_rows = TwoReadings(run.trajectory, ctx) if run.trajectory is not None else None
         self.results, self.subset_votes = self._scan_results()
         self.trajectories, found_model = self._scan_trajectory()
         self.model = ctx.attrs.get("model") or found_model
@@ -94,7 +96,7 @@ class RunReader:
     # -- first pass: which rows win, and what the run's rows say about it ----------
     def _scan_results(self) -> tuple[Latest, Counter[str]]:
         latest, votes = Latest(), Counter()
-        for r in rows(self.run.result, self.ctx, counted=False):
+        for r in self.result_rows.first():
             latest.offer(r.req("task_id", "string"), row_timestamp(r), r.line)
             votes[self._judged_subset(r)] += 1
         votes.pop(None, None)
@@ -102,8 +104,8 @@ class RunReader:
 
     def _scan_trajectory(self) -> tuple[Latest, str | None]:
         latest, model = Latest(), None
-        if self.run.trajectory is not None:
-            for t in rows(self.run.trajectory, self.ctx, counted=False):
+        if self.trajectory_rows is not None:
+            for t in self.trajectory_rows.first():
                 latest.offer(t.req("task_id", "string"), row_timestamp(t), t.line)
                 model = model or _model_name(t.record.get("batch_entry"))
         return latest, model
@@ -127,11 +129,11 @@ class RunReader:
         for spec in self.specs.values():
             yield result, 1, self._run_event("registry", task_id=spec["task_id"], payload={"name": "ecb_task_spec", **spec})
         winners = self.results.winners()
-        for r in rows(result, self.ctx):
+        for r in self.result_rows.again():
             if r.line in winners:
                 yield from ((result, r.line, e) for e in self._result_events(r))
-        if self.run.trajectory is not None:
-            yield from self._trajectory_events()
+        if self.trajectory_rows is not None:
+            yield from self._trajectory_events(self.trajectory_rows)
 
     def _run_event(self, kind: str, **fields: Any) -> dict[str, Any]:
         self.seq += 1
@@ -238,10 +240,10 @@ class RunReader:
                         "mcp_servers_in_trace": a.opt("mcp_servers_in_trace", "list")})
 
     # -- trajectory -----------------------------------------------------------
-    def _trajectory_events(self) -> Iterator[Located]:
-        file = self.run.trajectory
+    def _trajectory_events(self, trajectory: TwoReadings) -> Iterator[Located]:
+        file = trajectory.file
         winners = self.trajectories.winners()
-        for t in rows(file, self.ctx):
+        for t in trajectory.again():
             if t.line not in winners:
                 continue
             task_id = t.req("task_id", "string")

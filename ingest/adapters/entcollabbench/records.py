@@ -32,6 +32,7 @@ CONFIG_NAMES = ("agent_specs.json", "agent_toolsets.json", "mcp_auth_by_agent.js
 RESULT_KEYS = {"task_id", "task_passed", "judge", "judge_error"}
 ENDPOINT_CONFIG = re.compile(r"^(agent_peers|agent_url_map|mcp_endpoints.*)\.json$")  # claimed, not read
 MAX_JSON_BYTES = 64 << 20
+KEPT_BYTES = 4 << 20  # TwoReadings: the scale-1 bench's trajectories are 0.8-2.8 MB
 
 
 @dataclass
@@ -138,6 +139,31 @@ def rows(file: SourceFile, ctx: AdapterContext, *, counted: bool = True) -> Iter
     progress = ctx.progress if counted else no_progress
     for line, record in json_lines(file, ctx.limits.max_line_bytes, progress):
         yield Fields(record, file.display, line)
+
+
+class TwoReadings:
+    """A result or trajectory file the run reader reads twice: first for which rows win, then for
+    their events. A file of up to KEPT_BYTES is parsed once, its rows kept between the readings
+    (parsing the trajectories again was a tenth of staging a run); a larger one is read again,
+    so that a worker holds no more than a few files' rows at a time."""
+
+    def __init__(self, file: SourceFile, ctx: AdapterContext):
+        self.file, self.ctx = file, ctx
+        self.kept: list[Fields] | None = [] if (file.plain_bytes or file.stored_bytes) <= KEPT_BYTES else None
+
+    def first(self) -> Iterator[Fields]:
+        for row in rows(self.file, self.ctx, counted=False):
+            if self.kept is not None:
+                self.kept.append(row)
+            yield row
+
+    def again(self) -> Iterator[Fields]:
+        if self.kept is None:
+            yield from rows(self.file, self.ctx)
+            return
+        kept, self.kept = self.kept, None
+        yield from kept
+        self.ctx.progress(self.file.stored_bytes)
 
 
 def row_timestamp(f: Fields) -> tuple[str, datetime]:
