@@ -138,13 +138,14 @@ def test_small_ingests_stay_in_this_process(sweep):
         assert StagingPool(several_sources=True).takes(source, [_Sized(POOL_MIN_BYTES)])
 
 
-def test_an_ingest_through_the_workers_never_imports_pandas(tmp_path, sweep):
-    """pyarrow would import it (0.26 s) at the first conversion, in the main process and in
-    every worker; -X importtime is inherited by the forks and lists what any of them imports."""
+def test_an_ingest_through_the_workers_imports_neither_pandas_nor_protobuf(tmp_path, sweep):
+    """pyarrow would import pandas (0.26 s) at the first conversion, in the main process and in
+    every worker; the OTLP adapter needs protobuf (30 ms) only for OTLP files. -X importtime is
+    inherited by the forks and lists what any of them imports."""
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracewh", "ingest", "--workers", "2",
                           *map(str, sweep["zips"]), "-w", str(tmp_path / "wh")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "pyarrow.lib" in run.stderr and "pandas.core" not in run.stderr
+    assert "pyarrow.lib" in run.stderr and "pandas.core" not in run.stderr and "google.protobuf" not in run.stderr
     assert tw.open(tmp_path / "wh").sql("select count(distinct batch_id) from events").fetchall() == [(3,)]
 
 

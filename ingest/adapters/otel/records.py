@@ -18,17 +18,17 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ....errors import BadInputError
 from ...context import AdapterContext
 from ...jsonlines import json_lines
 from ...sources import SourceFile
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 JSON_FORMAT = "otlp-json"
 PROTO_FORMAT = "otlp-proto"
@@ -56,10 +56,20 @@ def _starts_with_a_request(file: SourceFile, ctx: AdapterContext) -> bool:
         return False
     if not size or len(body) != size:
         return False
+    from google.protobuf.message import DecodeError
+
     try:
-        return len(ExportTraceServiceRequest.FromString(body).resource_spans) > 0
+        return len(_request_class().FromString(body).resource_spans) > 0
     except DecodeError:
         return False
+
+
+def _request_class() -> type[ExportTraceServiceRequest]:
+    """The generated class, imported once an OTLP file is met: protobuf and the generated
+    classes cost 30 ms, which every ingest of another format would pay at start."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    return ExportTraceServiceRequest
 
 
 def requests(fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, ExportTraceServiceRequest]]:
@@ -96,8 +106,10 @@ def _frame_size(stream: BinaryIO, limit: int, display: str = "", number: int = 1
 
 
 def from_proto(body: bytes, display: str, where: str | None = None) -> ExportTraceServiceRequest:
+    from google.protobuf.message import DecodeError
+
     try:
-        return ExportTraceServiceRequest.FromString(body)
+        return _request_class().FromString(body)
     except DecodeError as e:
         prefix = f"{where}: " if where else ""
         raise BadInputError(display, f"{prefix}not a protobuf ExportTraceServiceRequest ({e})") from None
@@ -113,8 +125,10 @@ def from_json(record: Any, display: str, line: int | None = None) -> ExportTrace
                 _ids_to_base64(span, SPAN_ID_KEYS, display, line)
                 for link in _each(span, "links"):
                     _ids_to_base64(link, LINK_ID_KEYS, display, line)
+    from google.protobuf import json_format
+
     try:
-        return json_format.ParseDict(record, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+        return json_format.ParseDict(record, _request_class()(), ignore_unknown_fields=True)
     except json_format.ParseError as e:
         raise BadInputError(display, f"not an OTLP/JSON ExportTraceServiceRequest: {e}", line=line) from None
 
