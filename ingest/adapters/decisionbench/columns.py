@@ -192,10 +192,8 @@ class ChunkReader:
             raise Irregular("step or tool_calls")
         calls = []
         for i, c in enumerate(requested):
-            if c.__class__ is not dict:
-                raise Irregular("a tool call")
-            call_id = c.get("id")
-            if call_id.__class__ not in _TEXT or c.get("name").__class__ is not str:
+            if (c.__class__ is not dict or (call_id := c.get("id")).__class__ not in _TEXT
+                    or c.get("name").__class__ is not str):
                 raise Irregular("a tool call")
             calls.append({"id": call_id or f"line{line}-{i}", "name": c["name"],
                           "arguments": parse_arguments(c.get("arguments"))})

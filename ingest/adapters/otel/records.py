@@ -56,11 +56,9 @@ def _starts_with_a_request(file: SourceFile, ctx: AdapterContext) -> bool:
         return False
     if not size or len(body) != size:
         return False
-    from google.protobuf.message import DecodeError
-
     try:
-        return len(_request_class().FromString(body).resource_spans) > 0
-    except DecodeError:
+        return len(from_proto(body, file.display).resource_spans) > 0
+    except BadInputError:
         return False
 
 
