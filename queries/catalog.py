@@ -11,6 +11,14 @@ or any view file changes (the digest covers the view files, tracewh's and DuckDB
 versions). Builders take a lock and publish the file by an atomic rename, so concurrent
 readers see a whole file or none. A side effect users like: the file opens in any DuckDB
 client (duckdb CLI, DBeaver, notebooks) with every view there.
+
+Incremental: the store is append-only, so a new version's catalog starts from the newest
+one already built for an older version (same views digest and store path): a copy of that
+file, whose `events_raw` gets the new files, whose run-local building blocks (`materialize
+by run_id`) are recomputed for the runs the new files touch only, and whose other building
+blocks are recomputed from their (refreshed) inputs when those may have changed. A version
+whose files are not a superset of the older one's (`optimize`) is built in full. Why this
+gives the rows a full build gives: docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -18,8 +26,9 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -27,13 +36,24 @@ from pathlib import Path
 import duckdb
 
 from ..version import __version__
-from .registry import QUERIES_DIR, load_views
+from ..warehouse.sqltext import literal, literal_list
+from .registry import QUERIES_DIR, ViewDef, load_views
 
 FOLDER = "_catalog"
 # `events` hides events a later one supersedes; in a version where nothing is superseded it is
 # events_raw itself, and a count over it then reads only the files' footers.
 NOTHING_SUPERSEDED = "CREATE OR REPLACE VIEW events AS SELECT * FROM events_raw"
 KEEP_VERSIONS = 3  # the newest catalogs kept; older ones (and any of other view digests) go
+# The data files the catalog's events_raw reads, with their correction events: what a newer
+# version's build starts from (new files = the difference) and whether `events` must hide any.
+FILES = "tracewh_catalog_files"
+# The views as the catalog was built from them (in creation order, with what each reads and its
+# marker): a newer version's build reads them here instead of parsing every view file again
+# (a third of a refresh's time); the views digest in the file name says they are still the files'.
+VIEWS = "tracewh_catalog_views"
+# Every (run, trace id) pair of events_raw: which runs a store already has, and which runs a trace
+# links (a newer version's build finds both here instead of scanning every event).
+RUN_TRACES = "tracewh_catalog_run_traces"
 
 
 @cache
@@ -72,35 +92,289 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
         with open(path.parent / ".build.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others find it built
             if not path.exists():
-                _build(path, files())
+                _build(path, files(), _older_catalog(path.parent, _identity(root), version))
                 _remove_stale(path.parent, _identity(root), keep=path)
     except OSError as e:  # read-only media, a full disk: the catalog is a cache, queries go on without it
         raise CatalogUnavailable(str(e)) from None
     return path
 
 
-def _build(path: Path, files: list[str]) -> None:
-    from .engine import define_events_raw
+def _older_catalog(folder: Path, identity: str, version: int) -> Path | None:
+    """The newest catalog of the same views and store for a version before `version`."""
+    older = [p for p in folder.glob(f"v*-{identity}.duckdb") if _version_of(p) < version]
+    return max(older, key=_version_of, default=None)
 
+
+def _version_of(path: Path) -> int:
+    return int(path.name[1:].split("-", 1)[0])
+
+
+def _build(path: Path, files: list[str], older: Path | None = None) -> None:
+    """Write the catalog to a private file, then publish it by an atomic rename. From `older` when
+    that catalog can be brought up to `files` (refresh), else from scratch."""
     building = path.with_name(f".building-{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
     try:
-        con = duckdb.connect(str(building))
-        try:
-            define_events_raw(con, files)
-            corrections = con.execute("select count(*) from events_raw where supersedes is not null").fetchone()[0]
-            for view in load_views():
-                con.execute(NOTHING_SUPERSEDED if view.name == "events" and not corrections else view.sql)
-                if view.materialize:
-                    _materialize(con, view.name)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
+        if older is None or not _refreshed(building, older, files):
+            _discard(building)
+            _build_full(building, files)
         os.replace(building, path)  # readers see the whole file or none
     finally:
+        _discard(building)
+
+
+def _discard(building: Path) -> None:
+    for leftover in (building, building.with_suffix(".duckdb.wal")):
         with suppress(FileNotFoundError):
-            building.unlink()
-        with suppress(FileNotFoundError):
-            building.with_suffix(".duckdb.wal").unlink()
+            leftover.unlink()
+
+
+def _build_full(building: Path, files: list[str]) -> None:
+    from .engine import define_events_raw
+
+    con = duckdb.connect(str(building))
+    try:
+        define_events_raw(con, files)
+        corrections = _record_files(con, files)
+        _record_views(con, load_views())
+        con.execute(f"CREATE TABLE {RUN_TRACES} AS SELECT DISTINCT run_id, trace_id FROM events_raw")
+        for view in load_views():
+            con.execute(NOTHING_SUPERSEDED if view.name == "events" and not corrections else view.sql)
+            if view.materialize:
+                _materialize(con, view.name)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def _record_views(con: duckdb.DuckDBPyConnection, views: tuple[ViewDef, ...]) -> None:
+    con.execute(f"CREATE TABLE {VIEWS} (position INTEGER, name VARCHAR, sql VARCHAR, depends VARCHAR[], "
+                "materialize BOOLEAN, local_by VARCHAR)")
+    con.executemany(f"INSERT INTO {VIEWS} VALUES (?, ?, ?, ?, ?, ?)",
+                    [(i, v.name, v.sql, sorted(v.depends), v.materialize, v.local_by) for i, v in enumerate(views)])
+
+
+def _recorded_views(con: duckdb.DuckDBPyConnection) -> tuple[ViewDef, ...]:
+    rows = con.execute(f"SELECT name, sql, depends, materialize, local_by FROM {VIEWS} ORDER BY position").fetchall()
+    return tuple(ViewDef(name, "", sql, Path(f"{name}.sql"), frozenset(depends), materialize, local_by)
+                 for name, sql, depends, materialize, local_by in rows)
+
+
+def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
+    """Add `files` to the catalog's file list, each with its count of correction events; the
+    store's correction events in all."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {FILES} (path VARCHAR PRIMARY KEY, corrections BIGINT NOT NULL)")
+    if files:
+        con.execute(f"INSERT INTO {FILES} SELECT filename, count(supersedes) FROM read_parquet({literal_list(files)}, "
+                    "filename = true, union_by_name = true) GROUP BY filename")
+        # a file of no rows has no group above, yet is part of the version all the same
+        con.execute(f"INSERT OR IGNORE INTO {FILES} SELECT unnest({literal_list(files)}), 0")
+    return con.execute(f"SELECT coalesce(sum(corrections), 0) FROM {FILES}").fetchone()[0]
+
+
+def _refreshed(building: Path, older: Path, files: list[str]) -> bool:
+    """Bring a copy of the `older` catalog up to `files` at `building`. False when it cannot be
+    (files removed by `optimize`, a building block the older catalog could not compute, a
+    refresh the data makes fail): the caller then builds from scratch, so no answer depends on
+    which way the catalog was made."""
+    if older.with_suffix(".duckdb.wal").exists():
+        return False  # not a checkpointed catalog: a builder died while writing it
+    try:
+        shutil.copyfile(older, building)
+    except FileNotFoundError:  # deleted by a user meanwhile (builders remove catalogs under the lock only)
+        return False
+    con = duckdb.connect(str(building))
+    con.execute("SET parquet_metadata_cache = true")  # committed files never change; each view reads their footers
+    try:
+        return _refresh(con, older, files)
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+
+
+def _refresh(con: duckdb.DuckDBPyConnection, older: Path, files: list[str]) -> bool:
+    from .engine import define_events_raw
+
+    tables = {name for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+    if not {FILES, VIEWS, RUN_TRACES} <= tables:
+        return False
+    views = _recorded_views(con)
+    if any(_table(v.name) not in tables for v in views if v.materialize):
+        return False  # a view the older data broke stays a plain view there: a full build decides anew
+    held = {path for (path,) in con.execute(f"SELECT path FROM {FILES}").fetchall()}
+    if not held <= set(files):
+        return False  # `optimize` replaced files: the rows are the same, but a full build is simpler than proving it
+    new = [f for f in files if f not in held]
+    if not new:
+        return True
+    define_events_raw(con, files)
+    corrections = _record_files(con, new)
+    con.execute(NOTHING_SUPERSEDED if not corrections else next(v.sql for v in views if v.name == "events"))
+    scope = Scope(con, older, new, views, corrections > 0)
+    changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
+    for view in views:
+        if view.materialize and view.local_by:
+            changed[view.name] = scope.touched and _refresh_rows(con, view, scope)
+        elif view.materialize:
+            changed[view.name] = _reads_change(view, views, changed, scope)
+            if changed[view.name]:  # the catalog's view reads the table: only the table is made again
+                con.execute(f"CREATE OR REPLACE TABLE {_table(view.name)} AS {view.query}")
+    con.execute("CHECKPOINT")
+    return True
+
+
+def _touched_runs(con: duckdb.DuckDBPyConnection, new_raw: str) -> tuple[list[str], list[str]]:
+    """The runs whose events differ between the older version and this one, as (runs the older
+    version had, new runs): the runs of the new files' events (`new_raw`), the runs of the events
+    their corrections hide, and every run that shares a trace id with those, and so on (a view
+    declared run-local may join events on trace_id: then a trace's runs are one unit)."""
+    runs = {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {new_raw}").fetchall()}
+    if con.execute(f"SELECT count(supersedes) FROM {new_raw}").fetchone()[0]:
+        runs |= {run for (run,) in con.execute(
+            f"SELECT run_id FROM events_raw WHERE event_id IN (SELECT supersedes FROM {new_raw})").fetchall()}
+    had = {run for (run,) in con.execute(
+        f"SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE {_among('run_id', runs)}").fetchall()}
+    con.execute(f"INSERT INTO {RUN_TRACES} SELECT DISTINCT run_id, trace_id FROM {new_raw} "
+                f"EXCEPT SELECT run_id, trace_id FROM {RUN_TRACES}")
+    while runs:
+        linked = {run for (run,) in con.execute(f"""
+            SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE trace_id IN (
+                SELECT trace_id FROM {RUN_TRACES} WHERE run_id IN ({_literals(runs)}) AND trace_id IS NOT NULL)
+            """).fetchall()} - runs
+        if not linked:
+            break
+        runs |= linked
+        had |= linked  # a run linked to the touched ones has events already: else it would be one of them
+    return sorted(had), sorted(runs - had)
+
+
+def _literals(values: Iterable[str]) -> str:
+    """SQL literals for `x IN (...)`: a list of constants lets DuckDB filter the Parquet scan itself."""
+    return ", ".join(map(literal, values))
+
+
+def _among(column: str, values: Iterable[str]) -> str:
+    """`column IN (values)`; `false` for none, which DuckDB answers without reading anything."""
+    listed = _literals(values)
+    return f"{column} IN ({listed})" if listed else "false"
+
+
+class Scope:
+    """The touched runs' events, before (in the older catalog) and now, each in an in-memory
+    database of its own (`tracewh_before`, `tracewh_after`) where views are created again as
+    needed: there a run-local view's rows are exactly its rows for the touched runs."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, older: Path, new: list[str], views: tuple[ViewDef, ...],
+                 corrections: bool):
+        from .engine import define_events_raw
+
+        self.con, self.views = con, views
+        home = con.execute("SELECT current_database()").fetchone()[0]
+        self.home = '"' + home.replace('"', '""') + '"'
+        self.created: dict[str, set[str]] = {"tracewh_before": {"events"}, "tracewh_after": {"events"}}
+        con.execute(f"ATTACH {literal(older)} AS tracewh_older (READ_ONLY)")
+        con.execute("ATTACH ':memory:' AS tracewh_before")
+        con.execute("ATTACH ':memory:' AS tracewh_after")
+        self._in("tracewh_after", lambda: (define_events_raw(con, new),  # the new files alone: a new run's events
+                                           con.execute("ALTER VIEW events_raw RENAME TO new_raw")))
+        had, fresh = _touched_runs(con, "tracewh_after.new_raw")
+        self.touched = bool(had or fresh)
+        con.execute(f"CREATE TABLE tracewh_after.touched_runs AS "
+                    f"SELECT unnest({literal_list(had + fresh)}::VARCHAR[]) AS key")
+        self._in("tracewh_after", lambda: self._events(had, fresh, corrections,
+                                                       next(v.sql for v in views if v.name == "events")))
+        con.execute("CREATE TABLE tracewh_before.events AS "
+                    f"SELECT * FROM tracewh_older.events WHERE {_among('run_id', had)}")
+
+    def _in(self, db: str, work: Callable[[], object]) -> None:
+        """Run `work` with `db` as the database unqualified names are created in and read from."""
+        self.con.execute(f"USE {db}")
+        try:
+            work()
+        finally:
+            self.con.execute(f"USE {self.home}")
+
+    def _events(self, had: list[str], fresh: list[str], corrections: bool, events_sql: str) -> None:
+        """`events` of the touched runs now, by the `events` view itself over the raw events it
+        needs: the touched runs' (a new run's from the new files only) and every correction."""
+        parts = [f"SELECT * FROM new_raw WHERE {_among('run_id', fresh)}"]
+        if had:
+            parts.append(f"SELECT * FROM {self.home}.events_raw WHERE {_among('run_id', had)}")
+        if corrections:  # a correction logged under another run hides a touched run's event all the same
+            parts.append(f"SELECT * FROM {self.home}.events_raw WHERE supersedes IS NOT NULL "
+                         f"AND NOT {_among('run_id', had + fresh)}")
+        self.con.execute("CREATE VIEW events_raw AS " + " UNION ALL ".join(parts))
+        self.con.execute(events_sql)
+        self.con.execute("CREATE TABLE touched_events AS "
+                         "SELECT * FROM events WHERE run_id IN (SELECT key FROM touched_runs)")
+        self.con.execute("DROP VIEW events")
+        self.con.execute("ALTER TABLE touched_events RENAME TO events")
+
+    def relation(self, view: ViewDef, db: str = "tracewh_after") -> str:
+        """`view` over the touched runs' events in `db` (its run-local building blocks computed once)."""
+        self._in(db, lambda: self._create(_needed(self.views, view.name), db))
+        return f"{db}.{view.name}"
+
+    def _create(self, views: list[ViewDef], db: str) -> None:
+        for needed in views:
+            if needed.name not in self.created[db]:  # a run-local building block is computed once, as a table
+                local_block = needed.materialize and needed.local_by
+                self.con.execute(f"CREATE TABLE {needed.name} AS {needed.query}" if local_block else needed.sql)
+                self.created[db].add(needed.name)
+
+    def keys(self, key: str) -> str:
+        """A query of the `key` values (run ids, or event ids) whose rows a refresh replaces."""
+        if key == "run_id":
+            return "SELECT key FROM tracewh_after.touched_runs"
+        # a row per event of `events` at most: the touched runs' rows are those of their events before
+        return "SELECT event_id FROM tracewh_before.events"
+
+    def changed(self, view: ViewDef) -> bool:
+        """Whether a run-local view has rows for the touched runs, before or now (if not, it is
+        unchanged: its rows of the other runs are the same)."""
+        return any(self.con.execute(f"SELECT EXISTS (FROM {self.relation(view, db)})").fetchone()[0]
+                   for db in ("tracewh_before", "tracewh_after"))
+
+
+def _refresh_rows(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
+    """Replace a run-local view's rows of the touched runs by their rows now; whether there were any."""
+    table = _table(view.name)
+    deleted = con.execute(f"DELETE FROM {table} WHERE {view.local_by} IN ({scope.keys(view.local_by)})").fetchone()[0]
+    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)}").fetchone()[0]
+    return bool(deleted or inserted)
+
+
+def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, bool], scope: Scope) -> bool:
+    """Whether a view's rows may differ from the older version's: something it reads changed. A
+    plain view declared run-local says so itself (Scope.changed); any other plain view changed
+    if what it reads did. Materialized views refreshed before it are in `changed`."""
+    by_name = {v.name: v for v in views}
+
+    def reads(name: str) -> bool:
+        if name not in changed:
+            if name not in by_name:  # not a view of ours (a table function?): assume it changed
+                return True
+            plain = by_name[name]
+            changed[name] = scope.touched and scope.changed(plain) if plain.local_by else \
+                any(reads(d) for d in plain.depends)
+        return changed[name]
+
+    return any(reads(d) for d in view.depends)
+
+
+def _needed(views: tuple[ViewDef, ...], name: str) -> list[ViewDef]:
+    """View `name` and every view it reads, in creation order."""
+    by_name, wanted, stack = {v.name: v for v in views}, set(), [name]
+    while stack:
+        if (next_name := stack.pop()) in by_name and next_name not in wanted:
+            wanted.add(next_name)
+            stack += by_name[next_name].depends
+    return [v for v in views if v.name in wanted]
+
+
+def _table(view: str) -> str:
+    return f"tracewh_cache_{view}"
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -108,7 +382,7 @@ def _materialize(con: duckdb.DuckDBPyConnection, name: str) -> None:
     the view fail (a value it cannot cast, say), it stays a plain view: querying it reports
     that error, and every other query of the store still works (a fuzzed DecisionBench value
     failed the whole build, and with it `select count(*) from events`)."""
-    table = f"tracewh_cache_{name}"
+    table = _table(name)
     try:
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM {name}")
     except duckdb.Error:

@@ -13,6 +13,13 @@ A comment line starting `-- tracewh: materialize` marks a building block that ma
 read (the DecisionBench step tagger, for one) or a headline view: the compiled catalog
 holds it computed, once per store version (queries/catalog.py; without a catalog, a
 connection computes it when a query first needs it). docs/performance.md.
+`-- tracewh: materialize by run_id` also declares the view run-local: its rows for a run
+depend only on that run's events (in `events`, corrections applied), so a newer version's
+catalog recomputes it for the runs a commit touched only. `by event_id`: at most one row per
+event, from the events of that event's run. A plain view may declare the same with a line
+`-- tracewh: by run_id`: a newer version's catalog then asks it whether a commit changed it
+instead of assuming so. docs/catalog.md; the declarations are checked by
+tests/test_catalog_incremental.py, not trusted.
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\s+(.*)$
 # Defined by the warehouse connection, not by a file: the committed Parquet files.
 SOURCE_RELATIONS = frozenset({"events_raw"})
 MATERIALIZE = "-- tracewh: materialize"
+MARKER = "-- tracewh:"
+# "-- tracewh: materialize", "-- tracewh: materialize by run_id", "-- tracewh: by run_id"; then prose.
+MARKER_LINE = re.compile(r"^-- tracewh: (?:(materialize)(?: by (\w+))?|by (\w+))(?:\s|$)")
+LOCAL_KEYS = frozenset({"run_id", "event_id"})
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,12 @@ class ViewDef:
     path: Path
     depends: frozenset[str]
     materialize: bool = False
+    local_by: str | None = None  # "run_id" or "event_id": declared run-local (see the module's docstring)
+
+    @property
+    def query(self) -> str:
+        """The view's query alone, without `CREATE OR REPLACE VIEW name AS` (to compute it into a table)."""
+        return CREATE_VIEW.search(_without_comments(self.sql)).group(2).rstrip().rstrip(";")
 
     @property
     def group(self) -> str:
@@ -70,8 +87,21 @@ def parse_view(path: Path) -> ViewDef:
     except TracewhError as e:
         raise TracewhError(f"{path.name}: {e}") from None
     reads = tree.tables() - tree.cte_names() - {name}
-    materialize = any(line.startswith(MATERIALIZE) for line in sql.splitlines())
-    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize)
+    materialize, local_by = _marker(sql, path)
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize, local_by)
+
+
+def _marker(sql: str, path: Path) -> tuple[bool, str | None]:
+    """(materialized?, the key it is run-local by, if declared) from the `-- tracewh: ...` line."""
+    for line in sql.splitlines():
+        if line.startswith(MARKER):
+            found = MARKER_LINE.match(line)
+            key = found and (found.group(2) or found.group(3))
+            if found is None or (key is not None and key not in LOCAL_KEYS):
+                raise TracewhError(f"{path.name}: expected '{MATERIALIZE}', '{MATERIALIZE} by run_id|event_id' "
+                                   f"or '{MARKER} by run_id|event_id', got {line!r}")
+            return found.group(1) is not None, key
+    return False, None
 
 
 def _without_comments(sql: str) -> str:

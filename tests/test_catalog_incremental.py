@@ -1,0 +1,278 @@
+"""A new store version's catalog is derived from the newest one already built (queries/catalog.py,
+docs/catalog.md): the new files appended to `events_raw`, the run-local building blocks
+recomputed for the runs the commit touched, the others recomputed from their inputs when those
+changed. Whatever the commits, every view of a catalog made that way has exactly the rows of a
+catalog built from scratch.
+
+The property test ingests random sequences of batches through the real `Warehouse.ingest`
+(new runs of every benchmark in its real format, more events for old runs, corrections that
+supersede events of the same or another run, events sharing another run's trace id,
+re-ingests that add nothing, `optimize` compactions) and after every commit compares every view
+of the derived catalog with a from-scratch build, row for row. That is what checks each view's
+`materialize by run_id` (or `by run_id`) declaration: a view declared run-local that is not
+shows up here as a row that differs. TRACEWH_HEAVY=1 runs more and longer sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import zipfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from helpers import llm_call, write_native, write_zip
+from test_catalog import forget_views, views_copy  # noqa: F401 (a fixture)
+
+import tracewh as tw
+from tracewh.demo.agent_runs import write_demo_runs
+from tracewh.demo.decisionbench_runs import write_decisionbench_demo
+from tracewh.demo.delegate52_runs import write_delegate52_demo
+from tracewh.demo.entcollabbench_runs import write_entcollabbench_demo
+from tracewh.queries import catalog
+from tracewh.queries.registry import load_views, view_names
+from tracewh.warehouse.store import Store
+
+HEAVY = os.environ.get("TRACEWH_HEAVY") == "1"
+
+
+# -- the inputs: the demo's runs of every benchmark, cut into one small archive per run ------------
+
+def _split_zip(source: Path, out: Path, group_of, shared=()) -> list[Path]:
+    """One zip per group of `source`'s members (`group_of(name)`), each with the `shared` members."""
+    with zipfile.ZipFile(source) as z:
+        members = {name: z.read(name) for name in z.namelist() if not name.endswith("/")}
+    groups: dict[str, dict[str, bytes]] = {}
+    for name, data in members.items():
+        if name not in shared and group_of(name):
+            groups.setdefault(group_of(name), {})[name] = data
+    out.mkdir(parents=True, exist_ok=True)
+    return [write_zip(out / f"{source.stem}-{i}.zip", group | {s: members[s] for s in shared})
+            for i, (_, group) in enumerate(sorted(groups.items()))]
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> list[Path]:
+    """Small archives, each one or a few runs in a benchmark's real format."""
+    root = tmp_path_factory.mktemp("sources")
+    agent = write_demo_runs(root / "agent", tasks=2)
+    dcb = _split_zip(write_decisionbench_demo(root / "dcb-sweep"), root / "dcb", lambda name: name.split("/")[0])
+    d52 = _split_zip(write_delegate52_demo(root / "d52-all"), root / "d52",
+                     lambda name: name if name.startswith("logs/") else None, shared=("delegate52.jsonl",))
+    ecb = _split_zip(write_entcollabbench_demo(root / "ecb-all")[0], root / "ecb",
+                     lambda name: Path(name).stem.split("-", 1)[-1])
+    rng = random.Random(0)  # a fixed, varied subset keeps each step small
+    return rng.sample(agent, 3) + rng.sample(dcb, 8) + rng.sample(d52, 4) + ecb
+
+
+# -- comparing a derived catalog with a from-scratch build ------------------------------------------
+
+def differences(derived: Path, scratch: Path) -> dict[str, list[tuple]]:
+    """Every view (and events_raw) whose rows differ between the two catalogs, with a few of the
+    rows one has and the other lacks (compared as bags, doubles to 9 places: a parallel sum's
+    last bits vary from build to build)."""
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{derived}' AS derived (READ_ONLY)")
+    con.execute(f"ATTACH '{scratch}' AS scratch (READ_ONLY)")
+    found = {}
+    for view in ["events_raw", *view_names()]:
+        columns = con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'derived' "
+                              "AND table_name = ? ORDER BY column_index", [view]).fetchall()
+        select = ", ".join(f"round({c}, 9) AS {c}" if kind in ("DOUBLE", "FLOAT") else c for c, kind in columns)
+        for db in ("derived", "scratch"):  # each view computed once per catalog
+            con.execute(f"CREATE OR REPLACE TEMP TABLE rows_{db} AS SELECT {select} FROM {db}.{view}")
+        one_way = [con.execute(f"FROM rows_{a} EXCEPT ALL FROM rows_{b} LIMIT 2").fetchall()
+                   for a, b in (("derived", "scratch"), ("scratch", "derived"))]
+        if one_way[0] or one_way[1]:
+            found[view] = [("only derived", *one_way[0]), ("only from scratch", *one_way[1])]
+    con.close()
+    return found
+
+
+def scratch_build(wh: Path, folder: Path) -> Path:
+    """The catalog of the store's latest version, built from scratch (no older catalog at hand)."""
+    store = Store(wh)
+    path = folder / f"scratch-v{store.version()}.duckdb"
+    catalog._build(path, store.files(store.version()))
+    return path
+
+
+# -- the batches a sequence is made of ---------------------------------------------------------------
+
+def events_of_a_run(wh: Path, rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """Up to `n` stored events of one run picked at random (one run: `runs` keeps one benchmark per run)."""
+    relation = tw.open(wh).sql("SELECT * FROM events ORDER BY run_id, event_id")
+    rows = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
+    run = rng.choice(rows)["run_id"]
+    mine = [e for e in rows if e["run_id"] == run]
+    return rng.sample(mine, min(n, len(mine)))
+
+
+def later(event: dict[str, Any], by: int) -> dict[str, Any]:
+    """A copy of a stored event placed `by` later in its run: the step, round trip and interaction
+    its payload names too, so that no view meets two events at the same place (a tie that a view
+    orders either way, from one build to the next)."""
+    payload = json.loads(event["payload"]) if event.get("payload") else {}
+    moved = {k: v + by for k, v in payload.items() if k in ("step", "round_trip", "k") and isinstance(v, int)}
+    return event | {"seq": event["seq"] + by, "payload": json.dumps(payload | moved)}
+
+
+def as_native(event: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A stored event written again in the native format, with `changes` (a new event). A copy
+    names no model unless told: `runs` takes the mode of a run's models, and a tie has no one answer."""
+    out = {k: v for k, v in event.items() if k not in ("event_id", "batch_id", "schema_version", "source", "model")}
+    out["payload"] = json.loads(out["payload"]) if out.get("payload") else None
+    if isinstance(out.get("ts"), datetime):
+        out["ts"] = out["ts"].isoformat()
+    return out | changes
+
+
+def step(wh: Path, work: Path, rng: random.Random, unused: list[Path], used: list[Path], n: int) -> str:
+    """One random batch (or maintenance) on the store; what it was."""
+    choice = rng.choice(["runs", "runs", "more", "correct", "correct", "trace", "repeat", "optimize"]) \
+        if used else "runs"
+    if choice == "runs" and unused:
+        batch = [unused.pop(rng.randrange(len(unused))) for _ in range(min(len(unused), rng.randint(1, 2)))]
+        tw.open(wh).ingest(batch)
+        used += batch
+        return f"new runs {[p.name for p in batch]}"
+    if choice == "repeat" or (choice == "runs" and not unused):
+        tw.open(wh).ingest([rng.choice(used)])
+        return "a re-ingest (adds nothing)"
+    if choice == "optimize":
+        tw.open(wh).optimize()
+        return "optimize"
+    picked = events_of_a_run(wh, rng, rng.randint(1, 4))
+    if choice == "more":  # more events of an old run, as its own harness logged them
+        events = [as_native(later(e, 1000), cost_usd=round(rng.random(), 4)) for e in picked]
+    elif choice == "correct":  # each corrects a stored event; now and then logged as another run
+        fixer = None if rng.random() < 0.7 else f"fixer-{n}"
+        events = [as_native(e, supersedes=e["event_id"], score=round(rng.random(), 3), cost_usd=round(rng.random(), 4),
+                            seq=e["seq"] + 200_000 + i, run_id=fixer or e["run_id"],
+                            model=None if fixer else e["model"])
+                  for i, e in enumerate(picked)]
+    else:  # a new run whose events carry the trace id of old runs' events
+        events = [as_native(e, run_id=f"copy-{n}", seq=i, cost_usd=round(rng.random(), 4))
+                  for i, e in enumerate(picked)]
+    tw.open(wh).ingest([write_native(work / f"batch-{n}.jsonl", events)], check=False)  # crafted: past the gate
+    return f"{choice}: {len(events)} events"
+
+
+def run_sequence(tmp_path: Path, sources: list[Path], seed: int, steps: int) -> None:
+    rng, wh, work = random.Random(seed), tmp_path / f"wh-{seed}", tmp_path / f"work-{seed}"
+    work.mkdir()
+    unused, used, done = list(sources), [], []
+    for n in range(steps):
+        done.append(step(wh, work, rng, unused, used, n))
+        tw.open(wh).query("select count(*) from events")  # the new version's catalog, derived from the last one
+        derived = catalog.catalog_path(wh, Store(wh).version())
+        assert differences(derived, scratch_build(wh, work)) == {}, f"seed {seed}, after: {done}"
+
+
+@pytest.fixture
+def refreshes(monkeypatch) -> list[bool]:
+    """Whether each catalog build was a refresh of an older catalog (True) or from scratch."""
+    seen: list[bool] = []
+    real = catalog._refreshed
+
+    def spy(building: Path, older: Path, files: list[str]) -> bool:
+        seen.append(real(building, older, files))
+        return seen[-1]
+
+    monkeypatch.setattr(catalog, "_refreshed", spy)
+    return seen
+
+
+def test_a_derived_catalog_has_every_row_of_a_full_build(tmp_path, sources, refreshes):
+    """Seed 0's first steps: new runs, corrections, more events of an old run, a new run on old traces."""
+    run_sequence(tmp_path, sources, seed=0, steps=4)
+    assert refreshes == [True, True, True]  # each catalog after the first derived from the one before
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(not HEAVY, reason="TRACEWH_HEAVY=1 runs the long sequences")
+@pytest.mark.parametrize("seed", range(1, 11))
+def test_long_sequences_of_batches(tmp_path, sources, seed):
+    run_sequence(tmp_path, sources, seed, steps=20)
+
+
+# -- what each kind of commit does to the catalog ---------------------------------------------------
+
+def score(run: str, seq: int, value: float, **fields: Any) -> dict[str, Any]:
+    return {"run_id": run, "benchmark": "custom", "kind": "score", "task_id": "t1", "seq": seq, "score": value,
+            "payload": {"metric": "pass"}} | fields
+
+
+def test_a_commit_refreshes_the_catalog_and_the_first_correction_hides_an_old_run_s_event(tmp_path, refreshes):
+    wh = tmp_path / "wh"
+    tw.open(wh).ingest([write_native(tmp_path / "a.jsonl", [score("r1", 0, 0.2, event_id="s1"), score("r2", 0, 0.4)])])
+    assert tw.open(wh).query("select run_id, score from runs order by run_id").tuples() == [("r1", 0.2), ("r2", 0.4)]
+    tw.open(wh).ingest([write_native(tmp_path / "b.jsonl", [score("r3", 0, 1.0, supersedes="s1", event_id="s1-fix")])])
+    # r1's only event is hidden by a correction logged under another run: r1 has no row now
+    assert tw.open(wh).query("select run_id, score from runs order by run_id").tuples() == [("r2", 0.4), ("r3", 1.0)]
+    assert refreshes == [True]  # the second version's catalog came from the first one's
+    assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
+
+
+def test_optimize_builds_the_catalog_from_scratch(tmp_path, refreshes):
+    wh = tmp_path / "wh"
+    for n in range(3):
+        tw.open(wh).ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(3)])])
+        tw.open(wh).query("select count(*) from runs")
+    tw.open(wh).optimize()
+    assert tw.open(wh).query("select count(*) as n from llm_calls").tuples() == [(9,)]
+    assert refreshes == [True, True, False]  # compacted files replace the older ones: no superset to start from
+
+
+def test_a_catalog_opens_in_a_plain_duckdb_client_with_every_view_after_a_refresh(tmp_path, refreshes):
+    wh = tmp_path / "wh"
+    for n in range(2):
+        tw.open(wh).ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(2)])])
+        tw.open(wh).query("select count(*) from runs")
+    assert refreshes == [True]
+    con = duckdb.connect(str(catalog.catalog_path(wh, Store(wh).version())), read_only=True)
+    for view in view_names():
+        con.execute(f"SELECT * FROM {view} LIMIT 1").fetchall()
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+
+
+def test_every_materialized_view_declares_how_it_is_refreshed():
+    """A reader of a view file sees whether a commit recomputes it per run or whole."""
+    declared = {v.name: v.local_by for v in load_views() if v.materialize}
+    assert {"runs", "d52_scores", "dcb_tasks", "dcb_step_skills", "dcb_task_skills"} <= \
+        {name for name, key in declared.items() if key == "run_id"}
+    assert declared["dcb_quality"] is None  # a per-model aggregate over runs: recomputed from dcb_tasks
+
+
+def test_a_marker_naming_an_unknown_key_is_refused(tmp_path):
+    from tracewh.errors import TracewhError
+    from tracewh.queries import registry
+
+    view = tmp_path / "zz_bad.sql"
+    view.write_text("-- A view.\n-- tracewh: materialize by model\nCREATE OR REPLACE VIEW zz_bad AS SELECT 1 AS x;\n")
+    with pytest.raises(TracewhError, match="zz_bad.sql: expected '-- tracewh: materialize'"):
+        registry.parse_view(view)
+
+
+def test_a_false_run_local_declaration_is_caught(tmp_path, sources, views_copy):
+    """The comparison the property test makes can fail: declare dcb_candidates run-local (it
+    is not: a peer's Stage-1 pass rate pools every run of that model) and a Stage-1 run
+    committed after a Stage-2 run leaves the Stage-2 run's candidates stale in the derived catalog."""
+    marker = views_copy / "decisionbench" / "dcb_candidates.sql"
+    marker.write_text(marker.read_text().replace("-- tracewh: materialize\n", "-- tracewh: materialize by run_id\n"))
+    forget_views()
+
+    def run_of(split: str) -> Path:
+        return next(p for p in sources if any(f"-gaia-{split}-" in name for name in zipfile.ZipFile(p).namelist()))
+
+    first, second = run_of("stage2"), run_of("stage1")
+    wh = tmp_path / "wh"
+    tw.open(wh).ingest([first])
+    tw.open(wh).query("select count(*) from dcb_candidates")
+    tw.open(wh).ingest([second])
+    tw.open(wh).query("select count(*) from dcb_candidates")
+    assert "dcb_candidates" in differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path))
