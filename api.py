@@ -3,9 +3,14 @@ and users reach the store only through its methods.
 
     import tracewh
     wh = tracewh.open("runs/wh")                  # $TRACEWH_HOME/warehouse when no path is given
-    wh.ingest(["run.zip"], attrs={"model": "gpt-5.4"})
-    wh.query("select * from runs", limit=100).table   # guarded, capped, timed: as `tracewh sql` and POST /sql
+    wh.ingest(["run.zip"], attrs={"model": "gpt-5.4"})   # the first ingest creates the store
+    wh.query("select * from runs", limit=100).pl()    # guarded, capped, timed: as `tracewh sql` and POST /sql
     wh.sql("select kind, count(*) from events group by kind").pl()   # the raw DuckDB relation
+
+Opening is lazy and never fails for a missing store, so `open(path).ingest(...)` starts one;
+every read of a path that holds no store raises NotFoundError naming the path (and a store
+nearby with a similar name), instead of answering from empty tables. The HTTP service is the
+exception: started on a store that is to be ingested into, it answers empty until then.
 
 This module orchestrates and holds no logic of its own: ingest (ingest/) writes through the
 store (warehouse/, which knows nothing of ingest or queries); queries run on the engine
@@ -15,6 +20,7 @@ analytics/ turns query results into statistics, tables and figures.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,21 +28,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotFoundError, UsageError
-from .paths import default_warehouse
+from .paths import default_home, default_warehouse
 from .queries.engine import Limits, QueryEngine, QueryResult
-from .warehouse.layout import latest_version, resolve_root
+from .warehouse.layout import holds_store, latest_version, missing_store, resolve_root
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
+    from .analytics.compare import Comparison
     from .analytics.otlp_export import OtlpExport
     from .analytics.paper_export import TableOptions
     from .ingest.capture.recorder import Recorder
+    from .ingest.judging.judge import JudgeListener, JudgeSummary
+    from .ingest.judging.labels import LabelInput, LabelReport
+    from .ingest.judging.queue import QueueReport
     from .ingest.pipeline import IngestReport, Listener
     from .ingest.prices import PriceRegistry
     from .ingest.quality.gate import Report
     from .ingest.sources import Limits as InputLimits
+    from .queries.isolation import QueryWorkers
     from .warehouse.store import Batch, Store
 
 __all__ = ["CheckResult", "QueryResult", "ViewInfo", "Warehouse", "open", "record"]
@@ -69,14 +80,18 @@ class CheckResult:
 
 class Warehouse:
     """A tracewh store. `version` pins it as of a commit (time travel); `sandbox` limits queries
-    to the store's own relations and files (what the HTTP service serves)."""
+    to the store's own relations and files (what the HTTP service serves).
+
+    Reading a path that holds no store raises NotFoundError (not in the sandbox: the service
+    checks at start, and serves a store it will ingest into as empty); `ingest` creates one."""
 
     def __init__(self, path: str | Path | None = None, version: int | None = None, *, sandbox: bool = False,
-                 memory_limit: str | None = None):
+                 memory_limit: str | None = None, isolation: QueryWorkers | None = None):
         self.path = resolve_root(path if path is not None else default_warehouse())  # absolute, resolved once
         self.pinned = version
         self.sandbox = sandbox
         self.memory_limit = memory_limit  # per query connection, e.g. "512MB" (the service sets one)
+        self.isolation = isolation  # queries run in these worker processes (the service's; queries/isolation.py)
         self._engine: QueryEngine | None = None
         self._engine_version: int | None = None
         self._store: Store | None = None
@@ -89,7 +104,8 @@ class Warehouse:
         return self.pinned if self.pinned is not None else latest_version(self.path / "events")
 
     def as_of(self, version: int) -> Warehouse:
-        return Warehouse(self.path, version, sandbox=self.sandbox, memory_limit=self.memory_limit)
+        return Warehouse(self.path, version, sandbox=self.sandbox, memory_limit=self.memory_limit,
+                         isolation=self.isolation)
 
     @property
     def store(self) -> Store:
@@ -114,18 +130,31 @@ class Warehouse:
             self._engine.close()
             self._engine = None
         if self._engine is None:
+            if not self.sandbox:
+                self.require_store()
             self._engine, self._engine_version = self._open_engine(version), version
         return self._engine
 
+    def exists(self) -> bool:
+        """Whether a store is at `path` (an ingest has committed to it)."""
+        return holds_store(self.path)
+
+    def require_store(self) -> None:
+        """NotFoundError, naming the path and a store nearby, unless a store is at `path`."""
+        if not self.exists():
+            default = self.path == resolve_root(default_warehouse())  # no -w given: the demo store is the likely one
+            raise NotFoundError(missing_store(self.path, default_home() / "demo" / "warehouse" if default else None))
+
     def _open_engine(self, version: int | None) -> QueryEngine:
-        options = {"sandbox": self.path / "events" if self.sandbox else None, "memory_limit": self.memory_limit}
+        options = {"sandbox": self.path / "events" if self.sandbox else None, "memory_limit": self.memory_limit,
+                   "isolation": self.isolation}
         if version is None:
             return QueryEngine([], **options)
         from .queries.catalog import CatalogUnavailable, ensure_catalog
         from .warehouse.permissions import store_umask
 
         try:
-            with store_umask():
+            with store_umask(self.path):
                 catalog = ensure_catalog(self.path, version, lambda: self.store.files(version))
         except CatalogUnavailable:  # read-only media, a path DuckDB cannot open: views made in memory instead
             return QueryEngine(self.store.files(version), **options)
@@ -146,8 +175,9 @@ class Warehouse:
     def query(self, text: str, *, dialect: str = "duckdb", as_of: int | None = None, limit: int | None = None,
               timeout_s: float | None = None, max_bytes: int | None = None, arrow: bool = True) -> QueryResult:
         """A read-only query, as every door runs it: checked by the guard, transpiled from
-        `dialect`, at most `limit` rows and `max_bytes` bytes, stopped after `timeout_s`.
-        `arrow=False` fetches Python tuples instead of an Arrow table (what a terminal needs)."""
+        `dialect`, at most `limit` rows and `max_bytes` bytes, stopped after `timeout_s`. The
+        QueryResult reads like a DuckDB relation: `.arrow()`, `.pl()`, `.df()`, `.fetchall()`,
+        plus `.truncated`. `arrow=False` fetches Python tuples first (what a terminal needs)."""
         from .queries.guard import prepare_query
 
         if as_of is not None and as_of != self.pinned:
@@ -206,7 +236,7 @@ class Warehouse:
 
     def run(self, run_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
         rows = self.engine.execute("select * from runs where run_id = $1", [run_id],
-                                   Limits(seconds=timeout_s, tables=["runs"])).table
+                                   Limits(seconds=timeout_s, tables=["runs"])).arrow()
         if not rows.num_rows:
             raise NotFoundError(f"no run {run_id!r}")
         return rows.to_pylist()[0]
@@ -218,7 +248,7 @@ class Warehouse:
 
         columns = ", ".join((*SPAN_FIELDS, "payload"))  # what span_tree reads: half the columns, half the conversion
         events = self.engine.execute(f"select {columns} from events where run_id = $1 and task_id = $2 order by seq",
-                                     [run_id, task_id], Limits(limit, timeout_s, tables=["events"])).table
+                                     [run_id, task_id], Limits(limit, timeout_s, tables=["events"])).arrow()
         if not events.num_rows:
             raise NotFoundError(f"no events for task {task_id!r} of run {run_id!r}")
         return span_tree(events.to_pylist())
@@ -226,19 +256,22 @@ class Warehouse:
     def event(self, run_id: str, event_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
         """One event of a run, every column (the payload as JSON text)."""
         rows = self.engine.execute("select * from events where run_id = $1 and event_id = $2", [run_id, event_id],
-                                   Limits(seconds=timeout_s, tables=["events"])).table
+                                   Limits(seconds=timeout_s, tables=["events"])).arrow()
         if not rows.num_rows:
             raise NotFoundError(f"no event {event_id!r} in run {run_id!r}")
         return rows.to_pylist()[0]
 
-    def log(self) -> list[Batch]:
-        """Committed batches, oldest first."""
-        return self.store.batches()
+    def log(self, *, maintenance: bool = False) -> list[Batch]:
+        """Committed batches, oldest first; with `maintenance`, also the commits that add no
+        batch (`optimize`), as entries whose `operation` says what they did."""
+        self.require_store()
+        return self.store.log() if maintenance else self.store.batches()
 
     def check(self) -> CheckResult:
         """Read back every committed file, then run the quality suites over every stored event."""
         from .ingest.quality.gate import check_events
 
+        self.require_store()
         unreadable = self.store.unreadable_files(self.pinned)
         return CheckResult(unreadable, None if unreadable else check_events(self.con))
 
@@ -246,6 +279,8 @@ class Warehouse:
         """Every event the quality gate held back (`ingest --quarantine`), with its reasons."""
         from .warehouse.quarantine import Quarantine
 
+        if not self.path.is_dir():  # an ingest that held every event may have committed none
+            self.require_store()
         return Quarantine(self.path).table()
 
     # -- writing ---------------------------------------------------------------
@@ -270,29 +305,86 @@ class Warehouse:
 
     def doctor(self) -> dict[str, list[str]]:
         """Remove what interrupted writers left behind; returns what was removed, by kind."""
+        if not self.path.is_dir():  # an interrupted first ingest leaves a folder, and no commit, to clean
+            self.require_store()
         return self.store.doctor()
 
-    def ingest_otlp(self, requests: Sequence[bytes], *, prices: PriceRegistry | None = None) -> IngestReport:
-        """Serialized OTLP ExportTraceServiceRequests (protobuf) as one atomic batch, through the OTLP
-        adapter, the gate and the commit: what the OTLP/HTTP receiver commits for each group of
-        requests. Spans already stored add nothing (event ids derive from trace and span ids)."""
-        from .ingest.adapters.otel.records import frame
+    def ingest_otlp(self, requests: Sequence[bytes], *, prices: PriceRegistry | None = None,
+                    encoding: str = "protobuf", quarantine: bool = False) -> IngestReport:
+        """OTLP ExportTraceServiceRequests as one atomic batch, through the OTLP adapter, the gate and
+        the commit: what the OTLP/HTTP receiver commits for each group of requests. `encoding`:
+        `protobuf` (serialized requests) or `json` (OTLP/JSON requests, one line each), as they were
+        sent, which `tracewh log` shows (otlp-proto, otlp-json). Spans already stored add nothing
+        (event ids derive from trace and span ids). `quarantine`: hold the events the gate fails
+        instead of refusing the batch, as `ingest --quarantine` does."""
+        from .ingest.adapters.otel.records import frame, json_lines_of
         from .ingest.pipeline import ingest_memory
 
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to ingest")
-        report = ingest_memory(self.store, "POST /v1/traces", "otlp-http.binpb", frame(requests), prices=prices)
+        if encoding not in ("protobuf", "json"):
+            raise UsageError(f"OTLP encoding {encoding!r}: protobuf or json")
+        name, data = (("otlp-http.jsonl", json_lines_of(requests)) if encoding == "json"
+                      else ("otlp-http.binpb", frame(requests)))
+        report = ingest_memory(self.store, "POST /v1/traces", name, data, prices=prices, quarantine=quarantine)
         self.close()  # the next query sees the new commit
         return report
 
-    def optimize(self) -> dict[str, int | None]:
+    def optimize(self, *, when_over: int | None = None) -> dict[str, int | None] | None:
         """Compact small data files (as many small commits leave them) into few large ones, in one
-        commit. Query results do not change, and nothing is vacuumed: every past version still reads."""
+        commit. Query results do not change, and nothing is vacuumed: every past version still reads.
+        `when_over`: only when some partition holds more than that many data files (else None), as
+        the OTLP receiver compacts in the background."""
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to optimize")
+        if when_over is not None:
+            per_partition = Counter(str(Path(f).parent) for f in self.store.files())
+            if not per_partition or max(per_partition.values()) <= when_over:
+                return None
         result = self.store.optimize()
         self.close()
         return result
+
+    def judge(self, rubric: str | Path, *, concurrency: int = 4, budget_usd: float | None = None,
+              limit: int | None = None, sample: int | None = None, seed: int = 0,
+              progress: JudgeListener | None = None, prices: PriceRegistry | None = None) -> JudgeSummary:
+        """Ask the rubric's LLM judges about its targets and commit each answer as a `judgment`
+        event (docs/judging.md). Answers already stored are never asked for again; a crashed
+        run's spooled answers are committed first. `budget_usd` stops before the spend would
+        pass it; `sample` draws that many targets at random (`seed`), `limit` takes the first."""
+        from .ingest.judging.judge import judge
+
+        if self.pinned is not None:
+            raise UsageError("this Warehouse is pinned to a past version; open the latest to judge")
+        return judge(self, rubric, concurrency=concurrency, budget_usd=budget_usd, limit=limit, sample=sample,
+                     seed=seed, listener=progress, prices=prices)
+
+    def label(self, labels: Sequence[LabelInput | dict[str, Any]], *,
+              rubric_file: str | Path | None = None) -> LabelReport:
+        """Record people's labels (dicts or `LabelInput`s: rubric, target_id, annotator, label or
+        score, note) as `judgment` events; a later label by the same annotator supersedes the
+        earlier, the same label again writes nothing. All are checked before any is committed."""
+        from .ingest.judging.labels import record_labels
+
+        if self.pinned is not None:
+            raise UsageError("this Warehouse is pinned to a past version; open the latest to label")
+        return record_labels(self, list(labels), rubric_file)
+
+    def queue_add(self, rubric: str | Path, *, reviews: int = 1) -> QueueReport:
+        """Put the rubric's targets (its `targets` query) in its review queue, each wanting
+        `reviews` labels by distinct annotators; a target already queued so is left alone."""
+        from .ingest.judging.queue import add_to_queue
+
+        if self.pinned is not None:
+            raise UsageError("this Warehouse is pinned to a past version; open the latest to queue")
+        return add_to_queue(self, rubric, reviews)
+
+    def next_item(self, rubric: str, annotator: str, *, skipped: Sequence[str] = ()) -> dict[str, Any] | None:
+        """The rubric's next queue item for this annotator (a `review_queue` row): not done, not
+        labelled by them, not in `skipped`, in the queue's order; None when none is left."""
+        from .ingest.judging.queue import next_item
+
+        return next_item(self, rubric, annotator, list(skipped))
 
     # -- out: tables, events, figures, statistics --------------------------------
 
@@ -311,9 +403,12 @@ class Warehouse:
             raise UsageError("parquet needs an output file (--out FILE)")
         # Exports keep the query as written (their provenance must re-run it): the checked text,
         # one read-only statement to DuckDB's own parser, runs unchanged.
-        text = prepare_query(query if query is not None else export_query(target), dialect, service=self.sandbox).text
-        if where:
-            text = prepare_query(f"select * from ({text}) where {where}", service=self.sandbox).text
+        if query is not None:
+            text = prepare_query(query, dialect, service=self.sandbox).text
+            if where:
+                text = prepare_query(f"select * from ({text}) where {where}", service=self.sandbox).text
+        else:
+            text = prepare_query(export_query(target, where), dialect, service=self.sandbox).text
         return export(self, text, fmt, options or TableOptions(), out)
 
     def export_events(self, out: Path | str, run_ids: list[str] | None = None) -> int:
@@ -323,6 +418,13 @@ class Warehouse:
 
         reader = self.engine.reader(EXPORT_QUERY.format(columns=", ".join(COLUMN_NAMES)), [run_ids])
         return write_native(reader, None if str(out) == "-" else Path(out), self.version)
+
+    def export_labels(self, out: Path | str, rubric: str) -> int:
+        """A rubric's labelled targets with every rater's current label and the label history, as
+        an eval set (.jsonl or .parquet); returns how many targets."""
+        from .ingest.judging.export import export_labels
+
+        return export_labels(self, out, rubric)
 
     def export_otlp(self, out: Path | str | None = None, *, run_ids: list[str] | None = None,
                     benchmarks: list[str] | None = None, models: list[str] | None = None,
@@ -347,6 +449,33 @@ class Warehouse:
         if where:
             prepare_query(f"select 1 where {where}", service=self.sandbox)
         return plot(self, kind, out, where)
+
+    def compare(self, target: str, *, by: str, a: str, b: str, match: Sequence[str] = ("task_id",),
+                where: str | None = None, n_boot: int = 5000, seed: int = 0, rng_key: Sequence[str] = (),
+                plot: Path | None = None) -> Comparison:
+        """`target` = VIEW.COLUMN, a numeric column, between the rows where `by` = `a` and those where
+        `by` = `b`, paired on `match` (docs/compare.md): means, mean difference b - a with a paired
+        bootstrap CI, win/tie/loss, sign test (McNemar for 0/1), unmatched and most-changed items.
+        `rng_key` names the random stream as `stats delta` does, (model, suite): the same CI."""
+        from .analytics.compare import Question, compare, plot_pairs
+        from .queries.guard import prepare_query
+        from .queries.registry import view_names
+
+        view, dot, column = target.partition(".")
+        if not dot or not view or not column:
+            raise UsageError(f"{target!r}: give VIEW.COLUMN, e.g. dcb_tasks.quality")
+        if view not in view_names():
+            raise NotFoundError(f"no view named {view!r}; `tracewh views` (GET /views) lists them")
+        if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
+            raise UsageError("the figure file must end in .png, .pdf or .svg")
+        if not match:
+            raise UsageError("--match needs at least one column (default task_id)")
+        # The filter runs as DuckDB regenerated it from its own parse, never spliced as typed.
+        source = prepare_query(f"select * from {view}" + (f" where {where}" if where else ""), service=self.sandbox).sql
+        result = compare(self, source, Question(view, column, by, a, b, tuple(match), n_boot, seed, tuple(rng_key)))
+        if plot is not None:
+            plot_pairs(result, plot)
+        return result
 
     def paired_delta(self, baseline: str = "blind", n_boot: int = 5000, seed: int = 0) -> duckdb.DuckDBPyRelation:
         """DecisionBench Δq per model x suite x condition vs `baseline`, paired bootstrap CIs."""
@@ -407,7 +536,10 @@ def _run_conditions(filters: dict[str, str], attrs: dict[str, str]) -> tuple[str
 
 
 def open(path: str | Path | None = None, version: int | None = None) -> Warehouse:  # noqa: A001
-    """Open the warehouse at `path` (default: $TRACEWH_HOME/warehouse), optionally as of a version."""
+    """Open the warehouse at `path` (default: $TRACEWH_HOME/warehouse), optionally as of a version.
+
+    Lazy: a path without a store opens (`open(path).ingest(...)` creates the store there), and
+    its first read raises NotFoundError naming the path; `open(path).exists()` asks first."""
     return Warehouse(path, version)
 
 
@@ -425,4 +557,4 @@ def record(run_id: str, benchmark: str = "custom", attrs: dict[str, Any] | None 
             yield recorder
     finally:  # the recording is closed by now, also when the block raised
         if warehouse is not None and recorder is not None:
-            recorder.safely("ingest into the warehouse", Warehouse(warehouse).ingest, [recorder.spool.folder])
+            recorder.safely("ingest into the warehouse", recorder.ingest_into, Warehouse(warehouse))

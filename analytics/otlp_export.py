@@ -29,10 +29,11 @@ import gzip
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,9 @@ class OtlpExport:
     spans: int = 0
     requests: int = 0
     placeholders: int = 0  # spans made up for parents no exported event holds
-    sent: int = 0  # requests an endpoint accepted
+    sent: int = 0  # requests an endpoint accepted (wholly or in part)
+    rejected: int = 0  # spans an endpoint answered 2xx for but rejected (OTLP partial success)
+    said: list[str] = field(default_factory=list)  # partial_success.error_message of the endpoint's answers
 
 
 def export_otlp(reader: pa.RecordBatchReader, out: Path | None, *, endpoint: str | None = None,
@@ -130,6 +133,8 @@ def export_otlp(reader: pa.RecordBatchReader, out: Path | None, *, endpoint: str
                 stream.write(orjson.dumps(request) + b"\n")
             if sender is not None:
                 sender.send(request, summary)
+    if sender is not None and summary.rejected:
+        sender.refuse_partial(summary)
     return summary
 
 
@@ -310,7 +315,15 @@ def _any_value(value: Any) -> dict[str, Any]:
 
 class Sender:
     """POSTs requests to an OTLP/HTTP endpoint as gzip'd protobuf (what every collector accepts),
-    retrying the statuses the spec calls retryable (honouring Retry-After) and lost connections."""
+    retrying the statuses the spec calls retryable (honouring Retry-After) and lost connections.
+
+    A span counts as sent only when a 2xx answer's ExportTraceServiceResponse says so: its
+    partial_success.rejected_spans are not sent (export_otlp then ends in an error naming them).
+    A redirect is followed only when it keeps the method, the body and the origin (307/308, same
+    scheme, host and port): the request carries the user's credentials (--header Authorization=...),
+    which must never reach another origin, and a 301/302/303 would turn the POST into a bodiless GET
+    that "succeeds" with nothing delivered. urllib (not a third-party client) because it is enough
+    once its redirect handler is replaced, and it keeps the runtime dependencies as they are."""
 
     def __init__(self, endpoint: str, headers: dict[str, str]):
         if not endpoint.startswith(("http://", "https://")):
@@ -318,31 +331,113 @@ class Sender:
         self.endpoint = endpoint
         self.headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip",
                         "User-Agent": f"tracewh/{__version__}"} | headers
+        self.opener = urllib.request.build_opener(_SameOriginRedirects)  # replaces the default redirect handler
 
     def send(self, request: dict[str, Any], summary: OtlpExport) -> None:
         from ..ingest.adapters.otel.records import from_json
 
         body = gzip.compress(from_json(request, "export").SerializeToString())  # from_json: our JSON is OTLP
+        spans = sum(len(scope["spans"]) for resource in request["resourceSpans"] for scope in resource["scopeSpans"])
         for attempt in range(ATTEMPTS):
-            status, wait, detail = self._post(body)
+            status, wait, detail, answer = self._post(body)
             if status is not None and 200 <= status < 300:
-                summary.sent += 1
+                self._accept(answer, spans, summary)
                 return
             if status is not None and status not in RETRYABLE or attempt == ATTEMPTS - 1:
                 raise UsageError(f"{self.endpoint} refused the request ({detail}); {summary.sent} earlier "
                                  "requests were accepted, nothing more was sent")
             time.sleep(wait if wait is not None else 2 ** attempt)
 
-    def _post(self, body: bytes) -> tuple[int | None, float | None, str]:
-        """(status or None when no answer came, Retry-After seconds, what to tell the user)."""
+    def _accept(self, answer: bytes | None, spans: int, summary: OtlpExport) -> None:
+        """Count a 2xx answer: its partial_success, read, says how many of `spans` were rejected."""
+        if answer is None:
+            raise UsageError(f"{self.endpoint} answered 2xx with a body that is not an OTLP ExportTraceServiceResponse, "
+                             f"so which spans it kept is unknown; {summary.sent} earlier requests were accepted, "
+                             "nothing more was sent")
+        summary.sent += 1
+        partial = answer.partial_success
+        summary.rejected += min(max(partial.rejected_spans, 0), spans)  # a count past what was sent is not believed
+        message = " ".join(partial.error_message.split())[:300]
+        if message and message not in summary.said:
+            summary.said.append(message)
+
+    def refuse_partial(self, summary: OtlpExport) -> None:
+        """The endpoint kept only some spans: an error that says how many and why."""
+        said = f" ({'; '.join(summary.said)})" if summary.said else ""
+        raise UsageError(f"{self.endpoint} rejected {summary.rejected} of the {summary.spans} spans sent{said}; "
+                         f"the other {summary.spans - summary.rejected} were accepted")
+
+    def _post(self, body: bytes) -> tuple[int | None, float | None, str, Any]:
+        """(status or None when no answer came, Retry-After seconds, what to tell the user, the parsed
+        ExportTraceServiceResponse of a 2xx, or None when its body is not one)."""
         request = urllib.request.Request(self.endpoint, data=body, headers=self.headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - the user's own endpoint
-                return response.status, None, str(response.status)
+            with self.opener.open(request, timeout=60) as response:  # noqa: S310 - the user's own endpoint
+                return response.status, None, str(response.status), _response(response)
         except urllib.error.HTTPError as e:
             retry_after = e.headers.get("Retry-After", "")
-            detail = e.read(300).decode("utf-8", "replace").strip()
-            return e.code, float(retry_after) if retry_after.isdigit() else None, f"HTTP {e.code}: {detail}"
+            if 300 <= e.code < 400:
+                return e.code, None, _redirect_detail(e), None
+            return e.code, float(retry_after) if retry_after.isdigit() else None, f"HTTP {e.code}: {_error_detail(e)}", None
         except (urllib.error.URLError, OSError) as e:
-            return None, None, f"no answer: {getattr(e, 'reason', e)}"
+            return None, None, f"no answer: {getattr(e, 'reason', e)}", None
 
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only when it is a 307/308 to the same origin (the POST, its body and its
+    headers go again); any other raises the redirect as an HTTPError, which Sender reports."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 - urllib's signature
+        if code in (307, 308) and _origin(newurl) == _origin(req.full_url):
+            return urllib.request.Request(newurl, data=req.data, headers=dict(req.headers),
+                                          method=req.get_method())
+        raise urllib.error.HTTPError(req.full_url, code, msg, headers, fp)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in, as browsers compare origins."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: no origin equals it
+        return parts.scheme.lower(), url, None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+
+
+def _redirect_detail(e: urllib.error.HTTPError) -> str:
+    where = e.headers.get("Location", "(no Location)")
+    return (f"HTTP {e.code} redirect to {where[:200]}, not followed: tracewh follows only a 307 or 308 to the same "
+            "scheme, host and port, so that the request's headers never reach another origin; give that URL as --endpoint")
+
+
+def _response(response: Any) -> Any:
+    """The 2xx body as an ExportTraceServiceResponse (protobuf or JSON, by Content-Type; an empty body is
+    an empty response: everything accepted), or None when it is not one."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+    body = response.read(1 << 20)
+    answer = ExportTraceServiceResponse()
+    try:
+        if body.strip() and response.headers.get_content_type() == "application/json":
+            json_format.Parse(body, answer, ignore_unknown_fields=True)
+        elif body:
+            answer.ParseFromString(body)
+    except (DecodeError, json_format.ParseError, ValueError):
+        return None
+    return answer
+
+
+def _error_detail(e: urllib.error.HTTPError) -> str:
+    """What a failure's body says: the google.rpc.Status message of a protobuf body, else its text."""
+    body = e.read(4096)
+    if e.headers.get_content_type() == "application/x-protobuf":
+        from google.protobuf.message import DecodeError
+        from google.rpc.status_pb2 import Status
+
+        try:
+            return Status.FromString(body).message[:300]
+        except DecodeError:
+            pass
+    return body[:300].decode("utf-8", "replace").strip()

@@ -41,6 +41,7 @@ def _lines(frame: pl.DataFrame, y: str, ylabel: str, title: str) -> plt.Figure:
         label = model + ("" if mode == "direct" else f" ({mode})") + ("" if distractors else " no distractors")
         ax.plot(group["k"], group[y], marker="o", markersize=3, label=label)
     ax.set(xlabel="interactions k", ylabel=ylabel, title=title)
+    ax.set_xticks(sorted(frame["k"].unique().to_list()))  # the k measured, not 2.5, 5, 7.5
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
@@ -68,17 +69,30 @@ def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
 def pareto(wh: Queryable, where: str | None) -> plt.Figure:
     frame = _rows(wh, "dcb_quality", where).filter(pl.col("mean_cost").is_not_null())
     suites = sorted(frame["suite"].unique().to_list())
-    fig, axes = plt.subplots(1, len(suites), figsize=(4.2 * len(suites), 3.8), squeeze=False)
-    for ax, suite in zip(axes[0], suites):
+    conditions = sorted(frame["condition"].unique().to_list())
+    colours = dict(zip(conditions, plt.rcParams["axes.prop_cycle"].by_key()["color"] * len(conditions)))
+    # Two panels a row at most: a row of four suites, scaled to a page's width, was unreadable.
+    columns = min(len(suites), PANELS_PER_ROW)
+    rows = -(-len(suites) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 4.2 * rows), squeeze=False)
+    for ax, suite in zip(axes.flat, suites):
         for condition, group in frame.filter(pl.col("suite") == suite).group_by("condition", maintain_order=True):
             points = list(zip(group["mean_cost"], group["mean_q"]))
-            (line,) = ax.plot(*zip(*_frontier(points)), linestyle="--", linewidth=1)
-            ax.scatter(*zip(*points), s=14, color=line.get_color(), label=condition[0])
+            colour = colours[condition[0]]
+            ax.plot(*zip(*_frontier(points)), linestyle="--", linewidth=1.2, color=colour)
+            ax.scatter(*zip(*points), s=22, color=colour, label=condition[0])
         ax.set(title=suite, xlabel="mean cost per task (USD)", ylabel="mean quality")
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=7)
+    for ax in list(axes.flat)[len(suites):]:
+        ax.set_visible(False)
+    handles = [plt.Line2D([], [], marker="o", linestyle="--", color=colours[c], label=c) for c in conditions]
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(conditions), 6),
+               fontsize=10, frameon=False, title="condition (points: models; dashed: Pareto frontier)")
     fig.tight_layout()
     return fig
+
+
+PANELS_PER_ROW = 2
 
 
 def vendor_flow(wh: Queryable, where: str | None) -> plt.Figure:

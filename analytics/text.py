@@ -8,24 +8,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import unicodedata
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
 
-TEXT_WIDTH = 80  # longer text cells are cut in `table` and `markdown` (full in csv and json)
+TEXT_WIDTH = 80  # longer text cells are cut in `table` and `markdown` on a terminal (full in csv and json)
+DECIMALS = 4  # floats in `table` and `markdown` are shown to this many decimals (exact in csv and json)
 FORMATS = ("table", "csv", "json", "markdown")
 
 
-def render(columns: list[str], rows: list[tuple], fmt: str) -> str:
-    """`fmt`: one of FORMATS."""
+@dataclass(frozen=True)
+class Display:
+    """How `table` and `markdown` show cells: floats to `decimals` places (float sums such as
+    19.591431000000007 read as 19.5914); text cut at TEXT_WIDTH when `cut` (a terminal: a pipe
+    or a file gets every character)."""
+
+    decimals: int = DECIMALS
+    cut: bool = True
+
+
+def render(columns: list[str], rows: list[tuple], fmt: str, display: Display = Display()) -> str:
+    """`fmt`: one of FORMATS. csv and json hold values exactly; `display` is for the other two."""
     if fmt == "csv":
         return to_csv(columns, rows)
     if fmt == "json":
         return "".join(json.dumps(dict(zip(columns, map(json_value, row))), ensure_ascii=False) + "\n" for row in rows)
     if fmt == "markdown":
-        return _markdown(columns, rows)
-    return _table(columns, rows)
+        return _markdown(columns, rows, display)
+    return _table(columns, rows, display)
 
 
 def cell_text(value: Any) -> str:
@@ -64,25 +77,41 @@ def to_csv(columns: list[str], rows: list[tuple]) -> str:
     return out.getvalue()
 
 
-def _short(value: Any) -> str:
-    text = "null" if value is None else cell_text(value)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
+def float_text(value: float, decimals: int) -> str:
+    """A float rounded for reading: `decimals` places, trailing zeros dropped (one kept: 2.0);
+    a value that would round to zero keeps its significant digits (1.2e-07, never a made-up 0)."""
+    if not math.isfinite(value):
+        return str(value)
+    text = f"{value:.{decimals}f}"
+    if float(text) == 0 and value != 0:
+        return f"{value:.{max(decimals, 1)}g}"
+    whole, _, fraction = text.partition(".")
+    return f"{whole}.{fraction.rstrip('0') or '0'}" if fraction else whole
 
 
-def _markdown(columns: list[str], rows: list[tuple]) -> str:
+def _short(value: Any, display: Display) -> str:
+    if value is None:
+        text = "null"
+    elif isinstance(value, float):
+        text = float_text(value, display.decimals)
+    else:
+        text = cell_text(value).replace("\n", "\\n")
+    return text if not display.cut or len(text) <= TEXT_WIDTH else text[: TEXT_WIDTH - 1] + "…"
+
+
+def _markdown(columns: list[str], rows: list[tuple], display: Display) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
 
     numeric = [_is_numeric(rows, i) for i in range(len(columns))]
     rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|\n"
-    return line(columns) + rule + "".join(line([_short(v) for v in row]) for row in rows)
+    return line(columns) + rule + "".join(line([_short(v, display) for v in row]) for row in rows)
 
 
-def _table(columns: list[str], rows: list[tuple]) -> str:
+def _table(columns: list[str], rows: list[tuple], display: Display) -> str:
     """A box-drawn table, numbers right-aligned. Written here rather than with rich, whose import
     and per-cell rendering cost more than the query behind most tables (docs/performance.md)."""
-    cells = [list(columns)] + [[_short(v) for v in row] for row in rows]
+    cells = [list(columns)] + [[_short(v, display) for v in row] for row in rows]
     widths = [max(_width(line[i]) for line in cells) for i in range(len(columns))]
     right = [_is_numeric(rows, i) for i in range(len(columns))]
 

@@ -17,7 +17,12 @@ import typer
 from ..paths import default_home
 from ..version import __version__
 from .errors import run_app
-from .output import Format, err, print_table
+from .compare import compare
+from .judging import export_labels, judge, label, queue_app
+from .options import (AsOfOpt, BaselineOpt, BootOpt, DecimalsOpt, DialectOpt, FormatOpt, SeedOpt,
+                      WarehouseOpt)
+from .options import open_warehouse as _open
+from .output import Format, err, plural, print_table
 
 if TYPE_CHECKING:
     from ..api import Warehouse
@@ -31,23 +36,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-WarehouseOpt = Annotated[
-    Optional[Path],
-    typer.Option("--warehouse", "-w", help="Store directory. Default: $TRACEWH_HOME/warehouse, ~/.tracewh/warehouse.",
-                 show_default=False),
-]
-AsOfOpt = Annotated[Optional[int], typer.Option("--as-of", help="Query the store as it was at this version (see `tracewh log`).")]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-DialectOpt = Annotated[str, typer.Option(help="SQL dialect the query is written in (postgres, mysql, sqlite, spark, "
-                                              "trino, bigquery, snowflake, ...); it is transpiled to DuckDB.")]
-
-
-def _open(warehouse: Path | None, version: int | None = None) -> Warehouse:
-    from ..api import Warehouse
-
-    return Warehouse(warehouse, version)
-
-
 def _parse_attrs(pairs: list[str], option: str = "--attr") -> dict[str, str]:
     attrs = {}
     for pair in pairs:
@@ -60,7 +48,8 @@ def _parse_attrs(pairs: list[str], option: str = "--attr") -> dict[str, str]:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Zip archives, directories, .jsonl or .jsonl.gz files.", show_default=False)],
+    paths: Annotated[list[Path], typer.Argument(help="Zip archives, folders, and .jsonl, .jsonl.gz, .json, .eval or .binpb "
+                                                "files, in any mix.", show_default=False)],
     attr: Annotated[list[str], typer.Option("--attr", "-a", help="Run attribute a format lacks, key=value (repeatable), e.g. model=gpt-5.4.")] = [],  # noqa: B006
     warehouse: WarehouseOpt = None,
     max_line_mb: Annotated[int, typer.Option(help="Refuse records larger than this (MB). Ingest holds a 32 MB record within 1.1 GB of memory; larger ones need more.")] = 32,
@@ -76,11 +65,15 @@ def ingest(
                                                    "(Linux) once an ingest has read 1 MB; 1 reads everything in this process. "
                                                    "What is stored is the same either way.")] = None,
 ) -> None:
-    """Ingest run archives. Each archive/file/directory commits atomically; re-ingesting adds nothing."""
+    """Ingest run archives (creates the store). Each archive/file/directory commits atomically; re-ingesting adds nothing.
+
+    Formats, recognised by content: tracewh-events/1 (native), DecisionBench, EntCollabBench,
+    DELEGATE-52, τ-bench, BFCL, Inspect AI, OpenTelemetry OTLP (docs/formats/). Files no format
+    reads are skipped and named; an ingest that finds nothing to read fails (exit 2)."""
     from ..ingest.prices import PriceRegistry
     from ..ingest.sources import Limits
     from ..ingest.stage import arrow_without_pandas
-    from .ingest_progress import RichListener, report_table
+    from .ingest_progress import RichListener, print_report
 
     arrow_without_pandas()  # this process is tracewh's own
     if prices is not None and not prices.exists():
@@ -89,9 +82,7 @@ def ingest(
     with RichListener(err.console) as listener:
         report = _open(warehouse).ingest(paths, _parse_attrs(attr), check, listener, quarantine=quarantine,
                                          limits=limits, prices=PriceRegistry.load(prices), workers=workers)
-    from rich.console import Console
-
-    Console().print(report_table(report))
+    print_report(report)
 
 
 @app.command()
@@ -100,11 +91,12 @@ def sql(
     format: FormatOpt = Format.table,  # noqa: A002
     dialect: DialectOpt = "duckdb",
     as_of: AsOfOpt = None,
+    decimals: DecimalsOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Run a read-only SQL query and print the result."""
     text = sys.stdin.read() if query == "-" else query
-    print_table(_open(warehouse).query(text, dialect=dialect, as_of=as_of, arrow=False), format)
+    print_table(_open(warehouse).query(text, dialect=dialect, as_of=as_of, arrow=False), format, decimals)
 
 
 @app.command()
@@ -132,10 +124,10 @@ def views(
 
 @app.command()
 def log(warehouse: WarehouseOpt = None, format: FormatOpt = Format.table) -> None:  # noqa: A002
-    """List committed batches: version, time, source, digest, event counts."""
-    rows = [{"version": b.version, "time": b.time, "source": b.source, "format": b.adapters, "digest": b.digest[:16],
-             "events": b.events, "duplicates": b.duplicates,
-             "kinds": ", ".join(f"{k} {n}" for k, n in b.kinds.items())} for b in _open(warehouse).log()]
+    """List commits: each batch (version, time, source, digest, event counts) and each optimize."""
+    rows = [{"version": b.version, "time": b.time, "operation": b.operation, "source": b.source, "format": b.adapters,
+             "digest": b.digest[:16], "events": b.events, "duplicates": b.duplicates,
+             "kinds": ", ".join(f"{k} {n}" for k, n in b.kinds.items())} for b in _open(warehouse).log(maintenance=True)]
     if not rows:
         err.print("no batches committed yet; add some with `tracewh ingest`")
         return
@@ -176,31 +168,31 @@ def export_otlp(
                                                   models=model or None, endpoint=endpoint,
                                                   headers=_parse_attrs(header, "--header"))
     where = " and ".join([*([str(out)] if out is not None else []), *([endpoint] if endpoint else [])])
-    err.print(f"{summary.spans} spans of {summary.runs} runs in {summary.requests} requests to {where}", highlight=False)
+    err.print(f"{plural(summary.spans, 'span')} of {plural(summary.runs, 'run')} in "
+              f"{plural(summary.requests, 'request')} to {where}", highlight=False)
+    for said in summary.said:  # the endpoint accepted every span but had something to say (an OTLP warning)
+        err.print(f"warning from {endpoint}: {said}", highlight=False)
 
 
 stats_app = typer.Typer(help="DecisionBench statistics with paired bootstrap CIs (basic interval, fixed seed).",
                         no_args_is_help=True)
 app.add_typer(stats_app, name="stats")
-BaselineOpt = Annotated[str, typer.Option(help="Condition the others are compared with.")]
-BootOpt = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.", min=100)]
-SeedOpt = Annotated[int, typer.Option(help="Random seed (results are reproducible).")]
 
 
 @stats_app.command("delta")
 def stats_delta(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: SeedOpt = 0,
-                format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
+                format: FormatOpt = Format.table, decimals: DecimalsOpt = None, as_of: AsOfOpt = None,  # noqa: A002
                 warehouse: WarehouseOpt = None) -> None:
     """Δq per model x suite x condition vs the baseline condition, paired on task id, with 95% CIs."""
-    print_table(_open(warehouse, as_of).paired_delta(baseline, n_boot, seed), format)
+    print_table(_open(warehouse, as_of).paired_delta(baseline, n_boot, seed), format, decimals)
 
 
 @stats_app.command("hypervolume")
 def stats_hypervolume(baseline: BaselineOpt = "blind", n_boot: BootOpt = 5000, seed: SeedOpt = 0,
-                      format: FormatOpt = Format.table, as_of: AsOfOpt = None,  # noqa: A002
-                      warehouse: WarehouseOpt = None) -> None:
+                      format: FormatOpt = Format.table, decimals: DecimalsOpt = None,  # noqa: A002
+                      as_of: AsOfOpt = None, warehouse: WarehouseOpt = None) -> None:
     """Pareto hypervolume in (quality, -cost) per suite x condition; ΔHV vs baseline, bootstrap over models."""
-    print_table(_open(warehouse, as_of).hypervolume(baseline, n_boot, seed), format)
+    print_table(_open(warehouse, as_of).hypervolume(baseline, n_boot, seed), format, decimals)
 
 
 @app.command()
@@ -212,7 +204,7 @@ def cards(
 ) -> None:
     """Write DecisionBench profile cards from Stage-1 events: YAML front matter, strengths, weaknesses, all skills."""
     paths = _open(warehouse, as_of).cards(out, variant)
-    err.print(f"wrote {len(paths)} cards to {out}")
+    err.print(f"wrote {plural(len(paths), 'card')} to {out}", highlight=False)
 
 
 @app.command("export")
@@ -281,7 +273,10 @@ def quarantine_list(warehouse: WarehouseOpt = None, format: FormatOpt = Format.t
     held = _open(warehouse).quarantine()
     if out is not None:
         write_table(held, out)
-        err.print(f"exported {held.num_rows} held events to {out}")
+        err.print(f"exported {plural(held.num_rows, 'held event')} to {out}", highlight=False)
+        return
+    if not held.num_rows:  # an empty table would be a box with no columns
+        err.print("nothing held: no ingest has quarantined an event (ingest --quarantine)")
         return
     print_table(quarantine_summary(held), format)
 
@@ -318,11 +313,17 @@ def serve(
     query_seconds: Annotated[float, typer.Option(help="Time limit per query.")] = 10.0,
     max_upload_mb: Annotated[int, typer.Option(help="Largest upload accepted by POST /ingest.")] = 512,
     max_response_mb: Annotated[int, typer.Option(help="Largest query answer; rows past it are cut (truncated: true).")] = 64,
+    query_process_mb: Annotated[int, typer.Option(min=256, help="Memory one query's worker process may reach; past "
+                                                  "it the query is stopped (docs/reliability.md).")] = 1024,
+    spill_mb: Annotated[int, typer.Option(min=0, help="Disk all running queries together may spill to (a temporary "
+                                          "folder of the server's own, removed when it stops).")] = 1024,
     allow_host: Annotated[list[str], typer.Option("--allow-host", help="Another name clients may reach the server by "
                                                   "(Host header; repeatable). Loopback names and --host are always "
                                                   "allowed.")] = [],  # noqa: B006
     header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
     max_connections: Annotated[int, typer.Option(help="Open connections at most; more get 503.")] = 1000,
+    public_read: Annotated[bool, typer.Option("--public-read", help="With a token, let reads (views, SQL, runs, "
+                                              "the web page) through without it; ingest still needs it.")] = False,
 ) -> None:
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os
@@ -332,9 +333,21 @@ def serve(
     from ..service.server import run
 
     hosts = tuple(dict.fromkeys([*ServiceConfig.allowed_hosts_default(), host, *allow_host]))
+    _check_served_store(_open(warehouse), os.environ.get(token_env))
     config = ServiceConfig(_open(warehouse).path, os.environ.get(token_env) or None, row_cap, query_seconds,
-                           max_upload_mb << 20, max_response_mb << 20, allowed_hosts=hosts)
+                           max_upload_mb << 20, max_response_mb << 20, allowed_hosts=hosts, public_read=public_read,
+                           query_process_memory=query_process_mb << 20, query_temp_bytes=spill_mb << 20)
     run(create_app(config), host, port, header_timeout, max_connections)
+
+
+def _check_served_store(store: Warehouse, token: str | None) -> None:
+    """A server over no store is a mistyped path (NotFoundError, as every read), unless it has
+    a token: then POST /ingest and the OTLP receiver may create the store, and it serves it empty till then."""
+    if store.exists():
+        return
+    if not token:
+        store.require_store()
+    err.print(f"no store at {store.path} yet: POST /ingest or /v1/traces creates it", highlight=False)
 
 
 @app.command()
@@ -347,7 +360,9 @@ def schema() -> None:
 
 @app.command()
 def demo(
-    warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Demo store. Default: $TRACEWH_HOME/demo.", show_default=False)] = None,
+    warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Demo folder: the generated archives go to "
+                                                      "DIR/runs, the store to DIR/warehouse. Default: $TRACEWH_HOME/demo "
+                                                      "(store $TRACEWH_HOME/demo/warehouse).", show_default=False)] = None,
     tasks: Annotated[int, typer.Option(help="Tasks per generated run.")] = 40,
     seed: Annotated[int, typer.Option(help="Random seed of the generated runs.")] = 7,
 ) -> None:
@@ -356,18 +371,26 @@ def demo(
 
     from ..demo.build import build_demo
     from ..demo.summary import headline_queries
-    from .ingest_progress import RichListener, report_table
+    from .ingest_progress import RichListener, print_report
 
     started = time.perf_counter()
     with RichListener(err.console) as listener:
         wh, report = build_demo(warehouse or default_home() / "demo", tasks, seed, listener)
     console = Console()
-    console.print(report_table(report))
+    print_report(report)
     for title, query in headline_queries():
         console.print(f"\n[bold]{title}[/bold]")
         print_table(wh.query(query, arrow=False), Format.table)
-    console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s.\n"
+    console.print(f"\nDemo store: {wh.path} (version {wh.version}), built in {time.perf_counter() - started:.1f}s; "
+                  f"its source archives are in {wh.path.parent / 'runs'}.\n"
                   f"Try: tracewh sql -w {wh.path} \"select * from runs\"", highlight=False)
+
+
+app.command()(judge)
+app.command()(label)
+app.command("export-labels")(export_labels)
+app.add_typer(queue_app, name="queue")
+app.command()(compare)
 
 
 def version_callback(value: bool) -> None:

@@ -6,11 +6,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 
-from ..ingest.pipeline import IngestReport, Listener, SourceReport
+from ..ingest.pipeline import IngestReport, Listener, SourceReport, skipped_summary
 from ..ingest.sources import Source
+from .output import err, plural
 
 
 class RichListener(Listener):
@@ -45,8 +47,8 @@ class RichListener(Listener):
             self.progress.remove_task(self.task)
             self.task = None
         if report.skipped_files:
-            self.progress.console.print(f"{escape(report.source)}: skipped {len(report.skipped_files)} non-data "
-                                        f"files ({escape(', '.join(report.skipped_files[:5]))}"
+            self.progress.console.print(f"{escape(report.source)}: skipped {plural(len(report.skipped_files), 'file')} "
+                                        f"that no format reads ({escape(', '.join(report.skipped_files[:5]))}"
                                         f"{', ...' if len(report.skipped_files) > 5 else ''})", highlight=False)
         for flag in report.flags:
             self.progress.console.print(f"[yellow]{escape(report.source)}[/yellow]: {escape(flag)}", highlight=False,
@@ -61,7 +63,25 @@ def report_table(report: IngestReport) -> Table:
         version = "already ingested" if s.commit.already_ingested else (str(s.commit.version) if s.commit.version is not None else "-")
         table.add_row(Path(s.source).name, ",".join(sorted(set(s.adapters))) or "-", str(s.read), str(s.commit.added),
                       str(s.commit.duplicates), version)
-    table.caption = (f"{len(report.sources)} batches: {report.added} events added, {report.duplicates} duplicate events, "
-                     f"{report.already_ingested} batches already ingested"
-                     + (f", {report.quarantined} events quarantined" if report.quarantined else ""))
     return table
+
+
+def report_summary(report: IngestReport) -> str:
+    return (f"{plural(len(report.sources), 'batch', 'batches')}: {plural(report.added, 'event')} added, "
+            f"{plural(report.duplicates, 'duplicate event')}, "
+            f"{plural(report.already_ingested, 'batch', 'batches')} already ingested"
+            + (f", {plural(report.quarantined, 'event')} quarantined" if report.quarantined else ""))
+
+
+def print_report(report: IngestReport) -> None:
+    """The summary table and its totals on stdout, whole: cells are cut to the terminal's width
+    only on a terminal (a pipe or a file gets every source name); then what was skipped, on stderr."""
+    console = Console()
+    table = report_table(report)
+    if not console.is_terminal:
+        widest = Measurement.get(console, console.options.update_width(1 << 16), table).maximum
+        console = Console(width=max(console.width, widest))
+    console.print(table)
+    console.print(report_summary(report), highlight=False, soft_wrap=True)
+    if report.skipped:
+        err.print(escape(skipped_summary(report.skipped)), highlight=False, soft_wrap=True)

@@ -51,19 +51,25 @@ def columns_and_rows(data: Any) -> tuple[list[str], list[tuple]]:
     if isinstance(data, list):
         columns = list(data[0]) if data else []
         return columns, [tuple(row[c] for c in columns) for row in data]
-    if hasattr(data, "tuples"):  # QueryResult
-        return data.columns, data.tuples()
-    if hasattr(data, "fetchall"):  # DuckDB relation
+    if hasattr(data, "fetchall"):  # a QueryResult or a DuckDB relation
         return data.columns, data.fetchall()
     return data.column_names, list(zip(*(c.to_pylist() for c in data.columns)))
 
 
-def render(columns: list[str], rows: list[tuple], fmt: Format) -> str:
-    return text.render(columns, rows, fmt.value)
+def render(columns: list[str], rows: list[tuple], fmt: Format, display: text.Display = text.Display()) -> str:
+    return text.render(columns, rows, fmt.value, display)
 
 
-def print_table(data: Any, fmt: Format) -> None:
-    sys.stdout.write(render(*columns_and_rows(data), fmt))
+def print_table(data: Any, fmt: Format, decimals: int | None = None) -> None:
+    """`decimals`: floats shown in table and markdown (default text.DECIMALS; csv and json are exact).
+    Long text is cut on a terminal only: a pipe or a file gets whole cells."""
+    display = text.Display(text.DECIMALS if decimals is None else decimals, cut=sys.stdout.isatty())
+    sys.stdout.write(render(*columns_and_rows(data), fmt, display))
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """'1 batch', '2 batches', '0 runs'."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
 
 
 def write_table(table: pa.Table, out: Path) -> None:

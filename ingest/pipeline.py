@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import duckdb
 from deltalake.exceptions import DeltaError
 
-from ..errors import QualityError, StoreError, TracewhError
+from ..errors import BadInputError, QualityError, StoreError, TracewhError
 from ..version import __version__
 from ..warehouse.batchdb import batch_connection
 from ..warehouse.store import CommitResult, Held, Store
@@ -59,6 +59,7 @@ class SourceReport:
 @dataclass
 class IngestReport:
     sources: list[SourceReport] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # files of folders no source read: (name, why)
 
     @property
     def added(self) -> int:
@@ -106,7 +107,7 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
         commits = _Commits(report, listener)
         queue: deque[tuple[Source, Callable[[Listener], Staged | SourceReport]]] = deque()  # staging, in order
         try:
-            for source in expand(paths, limits):
+            for source in expand(paths, limits, report.skipped):
                 ctx = AdapterContext(limits, attrs or {}, listener.advance, prices, check, quarantine)
                 queue.append((source, _start(store, source, ctx, pool, folders)))
                 _finish(queue, commits, listener, keep=pool.lookahead)
@@ -116,7 +117,26 @@ def ingest(store: Store, paths: Iterable[Path], attrs: dict[str, str] | None = N
             raise
         _finish(queue, commits, listener)
         commits.flush()
+    if paths and not report.sources:
+        raise nothing_readable(paths, report.skipped)
     return report
+
+
+def nothing_readable(paths: list[Path], skipped: list[tuple[str, str]]) -> BadInputError:
+    """The refusal of an ingest that found nothing to read: what was skipped, and why."""
+    where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} paths"
+    return BadInputError(where, f"nothing to ingest, {skipped_summary(skipped)}")
+
+
+def skipped_summary(skipped: list[tuple[str, str]], shown: int = 3) -> str:
+    """'2 skipped: runs/a.csv, runs/b.txt: not a file tracewh reads (...)': a count, then the
+    first few names under each reason, on one line."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in skipped:
+        by_reason.setdefault(why, []).append(name)
+    parts = [f"{', '.join(names[:shown])}{f' and {len(names) - shown} more' if len(names) > shown else ''}: {why}"
+             for why, names in by_reason.items()]
+    return f"{len(skipped)} skipped: {'; '.join(parts)}"
 
 
 def _finish(queue: deque[tuple[Source, Callable[[Listener], Staged | SourceReport]]], commits: _Commits,
@@ -136,10 +156,10 @@ def _finish(queue: deque[tuple[Source, Callable[[Listener], Staged | SourceRepor
 
 
 def ingest_memory(store: Store, label: str, name: str, data: bytes, *, prices: PriceRegistry | None = None,
-                  check: bool = True) -> IngestReport:
+                  check: bool = True, quarantine: bool = False) -> IngestReport:
     """Bytes a process holds (the OTLP receiver's requests, framed) as one batch named `name`:
-    the same adapters, gate and atomic commit as a file on disk."""
-    ctx = AdapterContext(attrs={}, prices=prices or PriceRegistry.load(), check=check)
+    the same adapters, gate and atomic commit as a file on disk (`quarantine` as for ingest)."""
+    ctx = AdapterContext(attrs={}, prices=prices or PriceRegistry.load(), check=check, quarantine=quarantine)
     return IngestReport([ingest_source(store, memory_source(label, name, data), ctx)])
 
 

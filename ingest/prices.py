@@ -50,9 +50,15 @@ BUILT_IN: dict[str, Price] = {
         "gpt-5.2": (1.75, 0.175, 14.00),
         "gpt-5.4": (2.50, 0.25, 15.00),
         "gpt-5.5": (5.00, 0.50, 30.00),
-        # Anthropic (cache reads)
+        # Anthropic (cache reads); ids carry a date (claude-sonnet-4-20250514): see _SNAPSHOT_SUFFIX
+        "claude-sonnet-4": (3.00, 0.30, 15.00),
+        "claude-sonnet-4.5": (3.00, 0.30, 15.00),
         "claude-sonnet-4.6": (3.00, 0.30, 15.00),
+        "claude-opus-4": (15.00, 1.50, 75.00),
+        "claude-opus-4.1": (15.00, 1.50, 75.00),
+        "claude-opus-4.5": (5.00, 0.50, 25.00),
         "claude-opus-4.6": (5.00, 0.50, 25.00),
+        "claude-haiku-4.5": (1.00, 0.10, 5.00),
         # Google
         "gemini-3.1-pro": (2.00, 0.20, 12.00),
         "gemini-3-flash": (0.50, 0.05, 3.00),
@@ -63,12 +69,21 @@ BUILT_IN: dict[str, Price] = {
 
 # A dated or preview snapshot of a registered model costs what the model costs.
 _SNAPSHOT_SUFFIX = re.compile(r"^-(\d{4}-?\d{2}-?\d{2}|\d{4}|preview|latest)(-.*)?$")
+# How gateways and clouds dress a model id, around the name the price list knows:
+# 'openai/gpt-4o' (OpenRouter, LiteLLM, Inspect), 'openai:gpt-4o' (pydantic-ai),
+# 'us.anthropic.claude-sonnet-4-20250514-v1:0' (Bedrock: region, vendor, version),
+# 'claude-sonnet-4@20250514' (Vertex AI: the date after '@').
+_PROVIDER_PREFIX = re.compile(r"^.*[/:]")
+_BEDROCK_VENDOR = re.compile(r"^(?:[a-z]{2,4}\.)?(?:anthropic|amazon|meta|mistral|cohere|ai21|deepseek|openai|qwen)\.")
+_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
 
 
 def _key(model: str) -> str:
-    """'openai/GPT_5.4' -> 'gpt-5-4': vendor prefix, case, and . _ space differences ignored."""
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    return re.sub(r"[._\s]+", "-", name)
+    """'openai/GPT_5.4' -> 'gpt-5-4': provider prefix and cloud version, case, and . _ space @
+    differences ignored, so a dated or prefixed id meets its base model's entry."""
+    name = _BEDROCK_VERSION.sub("", model.strip().lower())
+    name = _BEDROCK_VENDOR.sub("", _PROVIDER_PREFIX.sub("", name))
+    return re.sub(r"[._@\s]+", "-", name)
 
 
 class PriceRegistry:

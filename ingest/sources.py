@@ -8,6 +8,7 @@ members are refused.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
@@ -28,6 +29,7 @@ from ..errors import BadInputError
 # name unrelated files (model graphs, schemas) a run folder may hold beside its logs.
 DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz", ".eval", ".binpb", ".binpb.gz")
 CHUNK = 1 << 20
+NOT_DATA = "not a file tracewh reads (it reads .zip, .jsonl[.gz], .json, .eval and .binpb files, and folders of them)"
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,19 @@ def file_digest(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def expand(paths: list[Path], limits: Limits = Limits()) -> Iterator[Source]:
-    """Sources in the order given; a directory's zips become sources of their own."""
+def expand(paths: list[Path], limits: Limits = Limits(),
+           skipped: list[tuple[str, str]] | None = None) -> Iterator[Source]:
+    """Sources in the order given; a directory's zips become sources of their own. What a folder
+    holds that no source reads (a folder of .csv files, an empty folder) is appended to
+    `skipped` as (name, why)."""
+    skipped = [] if skipped is None else skipped
     for path in paths:
-        if not path.exists():
-            raise BadInputError(str(path), "no such file or directory")
+        try:
+            path.stat()
+        except OSError as e:
+            raise _unreadable(str(path), e) from None
         if path.is_dir():
-            yield from _directory_sources(path, limits)
+            yield from _directory_sources(path, limits, skipped)
             continue
         _regular(path, str(path))
         if path.suffix.lower() == ".zip":
@@ -111,9 +119,20 @@ def _regular(path: Path, display: str) -> None:
     try:
         mode = path.stat().st_mode
     except OSError as e:
-        raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
+        raise _unreadable(display, e) from None
     if not stat.S_ISREG(mode):
         raise BadInputError(display, "not a regular file (a FIFO, device or socket); refusing it")
+
+
+def _unreadable(display: str, error: OSError) -> BadInputError:
+    """A path that cannot be opened, saying why in the user's terms."""
+    if error.errno == errno.ELOOP:
+        return BadInputError(display, "a symbolic link loop (links that lead to each other, never to a file); "
+                             "refusing it")
+    if error.errno == errno.ENOENT:
+        return BadInputError(display, "no such file or directory" if not os.path.islink(display) else
+                             "a symbolic link to nothing (its target does not exist)")
+    return BadInputError(display, f"cannot be read: {error.strerror or error}")
 
 
 def _file_source(path: Path, limits: Limits) -> Source:
@@ -171,13 +190,13 @@ def _regular_size(entry: os.DirEntry[str], display: str) -> int:
     try:
         info = entry.stat()  # through a link: what it names
     except OSError as e:
-        raise BadInputError(display, f"cannot be read: {e.strerror or e}") from None
+        raise _unreadable(display, e) from None
     if not stat.S_ISREG(info.st_mode):
         raise BadInputError(display, "not a regular file (a FIFO, device or socket); refusing it")
     return info.st_size
 
 
-def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
+def _directory_sources(root: Path, limits: Limits, skipped: list[tuple[str, str]]) -> Iterator[Source]:
     files, others, zips = [], [], []
     for path, name, size in _directory_files(root):
         if name.lower().endswith(".zip"):
@@ -186,6 +205,10 @@ def _directory_sources(root: Path, limits: Limits) -> Iterator[Source]:
             (files if is_data_file(name) else others).append(_local_file(path, name, f"{root}/{name}", limits, size))
     if files:
         yield Source(root, "directory", _folder_digest(root, files + others), files, others)
+    else:  # no data file: the folder's other files are not read at all (with data files, adapters may claim them)
+        skipped += [(f.display, NOT_DATA) for f in others]
+        if not others and not zips:
+            skipped.append((str(root), "an empty folder"))
     for z in zips:
         yield open_zip(z, limits)
 

@@ -10,18 +10,29 @@ wrapped); every engine error becomes a QueryError (with a "did you mean" for unk
 The views come from the compiled catalog of the store's version (queries/catalog.py),
 attached read-only, or, without one, are created on the connection as queries need them.
 Connections never install or load extensions, and their configuration is locked once set up.
+
+Spill: what does not fit in the memory limit DuckDB writes to a temporary folder (`Spill`). By
+default a folder of this process under the system's temporary directory (`$TMPDIR`), never the
+working directory (DuckDB's own default, `./.tmp`), made when a query first spills and removed
+when the engine closes; the service gives each engine a capped folder of its own.
+
+Isolation: an engine opened with `isolation` (the service's QueryWorkers, queries/isolation.py)
+runs `execute` in a worker process that opens the same engine, so that a query's memory and
+time are bounded by killing the process when DuckDB's own limits do not hold.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
@@ -38,30 +49,66 @@ FETCH_ROWS = 8192
 CAPPED_FETCH_ROWS = 256  # under a byte cap, few rows per fetch: a row may hold megabytes
 
 
-@dataclass
 class QueryResult:
-    """A query's rows, as an Arrow table or as Python tuples (cheaper to get: no Arrow), and
-    whether a cap cut them."""
+    """A query's rows, capped and timed (`Warehouse.query()`, `view()`, `runs()`), read the way a
+    DuckDB relation (`Warehouse.sql()`) is read:
 
-    columns: list[str]
-    types: list[str]  # DuckDB type names
-    arrow: pa.Table | None = None
-    rows: list[tuple] | None = None
-    truncated: bool = False
+        result.arrow()       a pyarrow Table          result.fetchall()   a list of tuples
+        result.pl()          a Polars DataFrame       result.df()         a pandas DataFrame
+        result.columns       column names             result.types        DuckDB type names
+        result.truncated     whether the row or byte cap cut the rows     len(result)  the row count
+
+    The rows arrive in one form (Arrow; Python tuples with `query(arrow=False)`, what a terminal
+    needs) and are converted to another once, when first asked for. `.table` and `.tuples()`
+    are the older names of `.arrow()` and `.fetchall()`, kept for existing callers."""
+
+    def __init__(self, columns: list[str], types: list[str], arrow: pa.Table | None = None,
+                 rows: list[tuple] | None = None, truncated: bool = False):
+        self.columns = columns
+        self.types = types
+        self.truncated = truncated
+        self._arrow, self._rows = arrow, rows
+
+    def __repr__(self) -> str:
+        return f"QueryResult({len(self)} rows, columns={self.columns}, truncated={self.truncated})"
+
+    def __len__(self) -> int:
+        return self._arrow.num_rows if self._arrow is not None else len(self._rows or [])
+
+    def arrow(self) -> pa.Table:
+        if self._arrow is None:
+            import pyarrow as pa
+
+            rows = self._rows or []
+            # column by column: a list of dicts would merge repeated names and lose every column of no rows
+            values = list(zip(*rows)) if rows else [() for _ in self.columns]
+            self._arrow = pa.Table.from_arrays([pa.array(list(v)) if rows else pa.array([], pa.null()) for v in values],
+                                               names=self.columns)
+        return self._arrow
+
+    def fetchall(self) -> list[tuple]:
+        if self._rows is None:
+            with python_values():
+                table = self.arrow()
+                self._rows = list(zip(*(c.to_pylist() for c in table.columns))) if table.num_columns else []
+        return self._rows
+
+    def pl(self) -> Any:  # polars.DataFrame (imported on use)
+        import polars as pl
+
+        return pl.from_arrow(self.arrow())
+
+    def df(self) -> Any:  # pandas.DataFrame (imported on use)
+        return self.arrow().to_pandas()
 
     @property
     def table(self) -> pa.Table:
-        if self.arrow is None:
-            import pyarrow as pa
-
-            self.arrow = pa.Table.from_pylist([dict(zip(self.columns, row)) for row in self.rows or []])
-        return self.arrow
+        """The rows as a pyarrow Table: `arrow()`."""
+        return self.arrow()
 
     def tuples(self) -> list[tuple]:
-        if self.rows is None:
-            with python_values():
-                self.rows = list(zip(*(c.to_pylist() for c in self.table.columns))) if self.table.num_columns else []
-        return self.rows
+        """The rows as Python tuples: `fetchall()`."""
+        return self.fetchall()
 
 
 @contextmanager
@@ -87,13 +134,54 @@ class Limits:
     tables: Iterable[str] | None = field(default=None)  # what the query reads, when the guard knows
 
 
+@dataclass(frozen=True)
+class Spill:
+    """Where an engine's DuckDB writes what does not fit in its memory limit: a folder of its own
+    (DuckDB makes it on the first spill and removes it on close; `parent` must exist) and the
+    most it may hold there (None: DuckDB's default, 90% of the free disk)."""
+
+    parent: Path
+    max_bytes: int | None = None
+
+    def folder(self) -> Path:
+        return self.parent / f"tracewh-spill-{os.getpid()}-{next(_ENGINE_NUMBERS)}"
+
+
+_ENGINE_NUMBERS = itertools.count()  # two engines of one process never share a spill folder
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """How an engine was opened: what a worker process needs to open the same one."""
+
+    files: tuple[str, ...] | None
+    catalog: Path | None
+    sandbox: Path | None
+    memory_limit: str | None
+
+
+class Isolation(Protocol):
+    """Where an engine runs its queries instead of in this process: the service's worker
+    processes (queries/isolation.py `QueryWorkers`)."""
+
+    def execute(self, spec: EngineSpec, query: str, params: list | None, limits: Limits) -> QueryResult: ...
+
+    def server_spill(self) -> Spill: ...
+
+
 class QueryEngine:
     """One DuckDB connection where `events_raw` is a version's committed files and every view is
     at hand. `catalog`: that version's compiled catalog; else `files`, views made as needed.
-    `sandbox`: the engine may read the store's folder only (the service)."""
+    `sandbox`: the engine may read the store's folder only (the service). `spill`: where it
+    spills (default: the system's temporary directory, uncapped). `isolation`: `execute` runs
+    in one of these worker processes instead of here."""
 
     def __init__(self, files: list[str] | None = None, *, catalog: Path | None = None, sandbox: Path | None = None,
-                 memory_limit: str | None = None):
+                 memory_limit: str | None = None, spill: Spill | None = None, isolation: Isolation | None = None):
+        self.spec = EngineSpec(None if catalog is not None else tuple(files or []), catalog, sandbox, memory_limit)
+        self.isolation = isolation
+        if spill is None:
+            spill = isolation.server_spill() if isolation is not None else Spill(Path(tempfile.gettempdir()))
         self.con = duckdb.connect(":memory:")
         # Committed files never change, so their footers can be cached between queries.
         self.con.execute("SET parquet_metadata_cache = true")
@@ -106,7 +194,7 @@ class QueryEngine:
         # Where the store's own files are: an error reading a file there means the store is damaged.
         self.store_files = str(catalog.parent.parent / "events") if catalog is not None else \
             os.path.commonpath(files) if files else None
-        _lock_down(self.con, sandbox, memory_limit)
+        _lock_down(self.con, sandbox, memory_limit, spill)
 
     def relation(self, query: str, params: list | dict | None = None) -> duckdb.DuckDBPyRelation:
         """A DuckDB relation for `query` (views created first); no limits."""
@@ -120,8 +208,10 @@ class QueryEngine:
         return self._relation(query, params, tables).to_arrow_reader(rows)
 
     def execute(self, query: str, params: list | None = None, limits: Limits | None = None) -> QueryResult:
-        """Run `query` within the limits."""
+        """Run `query` within the limits (in a worker process, with `isolation`)."""
         limits = limits or Limits()
+        if self.isolation is not None:
+            return self.isolation.execute(self.spec, query, params, limits)
         timer = threading.Timer(limits.seconds, self.con.interrupt) if limits.seconds else None
         if timer:
             timer.start()
@@ -156,12 +246,15 @@ class QueryEngine:
         self.con.close()
 
 
-def _lock_down(con: duckdb.DuckDBPyConnection, sandbox: Path | None, memory_limit: str | None) -> None:
+def _lock_down(con: duckdb.DuckDBPyConnection, sandbox: Path | None, memory_limit: str | None, spill: Spill) -> None:
     # Queries never reach the network: no extension is installed or loaded behind the user's back.
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
     if memory_limit:
         con.execute(f"SET memory_limit = {literal(memory_limit)}")
+    con.execute(f"SET temp_directory = {literal(spill.folder())}")
+    if spill.max_bytes is not None:
+        con.execute(f"SET max_temp_directory_size = '{spill.max_bytes}B'")
     if sandbox is not None:
         con.execute(f"SET allowed_directories = {literal_list([f'{sandbox}/'])}")
         con.execute("SET enable_external_access = false")
@@ -222,6 +315,9 @@ def engine_errors(timeout_s: float | None = None, store_files: str | None = None
     except duckdb.PermissionException as error:
         raise QueryError(f"refused by the engine: {first_line(error, location=False)}") from None
     except duckdb.OutOfMemoryException as error:
+        if "max_temp_directory_size" in str(error):  # the spill folder's cap, not memory
+            raise QueryError("the query needs more temporary disk space than it may use "
+                             f"({first_line(error, location=False)})") from None
         raise QueryError(f"the query needs more memory than it may use ({first_line(error, location=False)})") from None
     except duckdb.IOException as error:
         if _names_store_file(str(error), store_files):

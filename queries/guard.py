@@ -192,8 +192,17 @@ def transpile(text: str, dialect: str) -> str:
         first = e.errors[0] if e.errors else {}
         where = f"line {first.get('line')}, column {first.get('col')}, near {first.get('highlight')!r}: " if first else ""
         raise QueryError(f"could not read the query as {dialect} SQL: {where}{first.get('description', e)}") from None
-    except (sqlglot.errors.SqlglotError, RecursionError) as e:
-        raise QueryError(f"could not read the query as {dialect} SQL: {str(e).splitlines()[0][:200]}") from None
+    except RecursionError:
+        raise QueryError(f"could not read the query as {dialect} SQL: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - sqlglot's tokenizers and parsers raise more than their own errors
+        # (`B''` raised ValueError from int('', 2) in several dialects): whatever sqlglot cannot
+        # read is the query's to fix, never a 500 or an "internal error"
+        raise QueryError(f"could not read the query as {dialect} SQL: {_one_line(e)}") from None
+
+
+def _one_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return (lines[0][:200] if lines else "") or type(error).__name__
 
 
 @contextmanager

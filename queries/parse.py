@@ -124,6 +124,8 @@ def parse(text: str) -> Tree:
         raise QueryError(f"could not read the query: {first_line(e)}") from None
     except RecursionError:
         raise QueryError("could not read the query: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - whatever the parser or its binding raises is a refusal, never a 500
+        raise QueryError(f"could not read the query: {first_line(e)}") from None
     if tree.get("error"):
         message = tree.get("error_message", "")
         if "Only SELECT statements" in message:
@@ -134,10 +136,10 @@ def parse(text: str) -> Tree:
 
 def regenerate(tree: Tree) -> str:
     """SQL text for the tree, written by DuckDB from the tree alone."""
-    text = json.dumps({"error": False, "statements": tree.statements})
     try:
+        text = json.dumps({"error": False, "statements": tree.statements})
         return _parser().execute("select json_deserialize_sql($1::json)", [text]).fetchall()[0][0]
-    except duckdb.Error as e:
+    except Exception as e:  # noqa: BLE001 - DuckDB's errors, a tree too deep for json: a refusal, never a 500
         raise QueryError(f"could not rewrite the query: {first_line(e)}") from None
 
 
@@ -149,6 +151,8 @@ def statement_kinds(text: str) -> list[tuple[str, str]]:
         raise QueryError(f"could not read the query: {first_line(e)}") from None
     except RecursionError:
         raise QueryError("could not read the query: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - whatever the parser or its binding raises is a refusal, never a 500
+        raise QueryError(f"could not read the query: {first_line(e)}") from None
 
 
 def _kind(statement: Any) -> str:

@@ -8,14 +8,19 @@ Waiting happens in the event loop, not in a thread: a waiting request holds no w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import HTTPException
 from starlette.concurrency import run_in_threadpool
 
+if TYPE_CHECKING:
+    from ..api import Warehouse
+
 T = TypeVar("T")
+# What the web page's routes are given: run work on a fresh read of the store once the gate lets it.
+Reading = Callable[[Callable[["Warehouse"], T]], Awaitable[T]]
 
 
 class QueryGate:

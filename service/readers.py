@@ -7,6 +7,10 @@ request at a time and kept for the next while the store stays at its version; a 
 retires the older reads, so a request always sees the latest commit made before it began.
 Queries cannot change a read (the guard lets only read-only statements through, and the
 engine's configuration is locked), so what one request leaves behind is only warm caches.
+
+Every read runs its queries in the service's worker processes (`isolation`, queries/isolation.py):
+a read here holds the connection the guard parses on and column lookups use; the workers keep
+their own engines of the same versions.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..api import Warehouse
+from ..queries.isolation import QueryWorkers
 from ..warehouse.layout import latest_version
 
 
 class Readers:
-    def __init__(self, root: Path, memory_limit: str, keep: int):
-        self.root, self.memory_limit, self.keep = root, memory_limit, keep
+    def __init__(self, root: Path, memory_limit: str, keep: int, isolation: QueryWorkers | None = None):
+        self.root, self.memory_limit, self.keep, self.isolation = root, memory_limit, keep, isolation
         self._idle: list[Warehouse] = []
         self._lock = threading.Lock()
 
@@ -30,7 +35,8 @@ class Readers:
     def reading(self) -> Iterator[Warehouse]:
         """A sandboxed read of the store's latest version, for this request alone."""
         version = latest_version(self.root / "events")
-        wh = self._take(version) or Warehouse(self.root, version, sandbox=True, memory_limit=self.memory_limit)
+        wh = self._take(version) or Warehouse(self.root, version, sandbox=True, memory_limit=self.memory_limit,
+                                              isolation=self.isolation)
         try:
             yield wh
         finally:
@@ -52,3 +58,12 @@ class Readers:
                 self._idle.append(wh)
         if not keep:
             wh.close()
+
+    def close(self) -> None:
+        """Close the reads kept open, stop the workers and remove their spill folder (the server's shutdown)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for wh in idle:
+            wh.close()
+        if self.isolation is not None:
+            self.isolation.close()

@@ -104,6 +104,25 @@ async def receive_file(request: Request, folder: Path, limit: int, idle_s: float
     return part.path
 
 
+async def receive_body(request: Request, limit: int, idle_s: float) -> bytes:
+    """A small request body (POST /sql's JSON) read whole, with the uploads' guards: the declared
+    size checked first, at most `limit` bytes read, and no pause longer than `idle_s`, nor longer
+    than `idle_s` in all (a body this small that takes longer is a client holding a connection)."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise refusal(413, f"request body larger than the {limit}-byte limit")
+    body = bytearray()
+    try:
+        async with asyncio.timeout(idle_s):
+            async for chunk in _chunks(request, idle_s):
+                body += chunk
+                if len(body) > limit:
+                    raise refusal(413, f"request body larger than the {limit}-byte limit")
+    except TimeoutError:
+        raise refusal(408, f"the request body took longer than {idle_s:g} s") from None
+    return bytes(body)
+
+
 async def _chunks(request: Request, idle_s: float):  # noqa: ANN202 - an async generator of bytes
     stream = request.stream().__aiter__()
     while True:

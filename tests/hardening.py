@@ -41,3 +41,36 @@ def peak_rss_mb(pid: int) -> float:
 
 def files_under(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def peak_while(work, measure) -> tuple[object, int]:
+    """Run `work()` while a thread calls `measure()` every 5 ms: (work's result, the largest measure seen)."""
+    import threading
+    import time
+
+    peak, done = 0, threading.Event()
+
+    def watch() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, measure())
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        return work(), peak
+    finally:
+        done.set()
+        watcher.join()
+
+
+def file_sizes(folder: Path) -> list[int]:
+    """Sizes of the files under `folder` now (files that vanish while listed count as nothing)."""
+    sizes = []
+    for path in folder.rglob("*"):
+        try:
+            sizes.append(path.stat().st_size if path.is_file() else 0)
+        except FileNotFoundError:
+            pass
+    return sizes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
@@ -127,3 +128,113 @@ def test_missing_path_and_unsupported_file(tmp_path, seeded_store):
     (tmp_path / "notes.txt").write_text("hi")
     result = tracewh("ingest", tmp_path / "notes.txt", "-w", seeded_store)
     assert result.code == 2 and "not a supported input" in result.err
+
+
+# -- found by the type-swap input fuzz (tests/test_input_fuzz.py): once internal errors (exit 1) --------
+
+ECB_RESULT = b'{"timestamp": "2026-04-06T09:00:00Z", "task_id": "task_1", "task_passed": 1}\n'
+
+
+@pytest.mark.parametrize("members, expected", [
+    ({"config/agent_specs.json": b'[{"name": "hr_service_specialist"}, "it_service_desk_l1"]'},
+     ["bad.zip!config/agent_specs.json, field '[1]'", "expected an agent spec (a JSON object), got str"]),
+    ({"config/agent_specs.json": b'[1.5]'}, ["agent_specs.json, field '[0]'", "got float"]),
+    ({"config/agent_specs.json": b'[{"name": "a", "delegate_to": "b"}]'},
+     ["agent_specs.json, field '[0].delegate_to'", "expected a list of agent names"]),
+    ({"agent_toolsets.json": b'{"hr_service_specialist": "domain.mcp.hr"}'},
+     ["agent_toolsets.json, field 'hr_service_specialist'", "expected a list of tool group names"]),
+    ({"mcp_auth_by_agent.json": b'{"hr_service_specialist": 1.5}'},
+     ["mcp_auth_by_agent.json, field 'hr_service_specialist'", "expected an object of server: token, got float"]),
+    ({"result-x.jsonl": b'{"timestamp": "2026-04-06T09:00:00Z", "task_id": "task_1", "task_passed": 1, '
+                        b'"judge": {"task": {"subtasks": [{"agents": 1.5}]}}}\n'},
+     ["bad.zip!result-x.jsonl, line 1, field 'judge.task.subtasks[0].agents'", "expected list, got float"]),
+    ({"traj/traj-x.jsonl": b'{"task_id": "task_1", "timestamp": "2026-04-06T09:00:00Z", '
+                           b'"batch_entry": {"canonical_diff": {"servers": {"hr": "broken"}}}}\n'},
+     ["bad.zip!traj/traj-x.jsonl, line 1, field 'batch_entry.canonical_diff.servers.hr'", "expected an object, got str"]),
+    ({"traj/traj-x.jsonl": b'{"task_id": "task_1", "timestamp": "2026-04-06T09:00:00Z", "batch_entry": '
+                           b'{"initial_state_snapshot": {"servers": {"hr": 1.5}}, "final_state_snapshot": {}}}\n'},
+     ["field 'batch_entry.initial_state_snapshot.servers.hr'", "expected an object, got float"]),
+])
+def test_entcollabbench_entries_of_the_wrong_type_are_refused(tmp_path, seeded_store, members, expected):
+    bad = write_zip(tmp_path / "bad.zip", {"result-x.jsonl": ECB_RESULT} | members)
+    before = store_version(seeded_store)
+    result = tracewh("ingest", bad, "-w", seeded_store, "--attr", "model=m")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    message = " ".join(result.err.split())
+    assert all(text in message for text in expected), message
+    assert store_version(seeded_store) == before
+
+
+def test_an_eval_member_nested_100000_deep_is_refused(tmp_path, seeded_store):
+    """Python's JSON decoder (the fallback for Inspect's bare NaN) raised RecursionError."""
+    source = Path(__file__).parent / "data" / "inspect" / "popularity.eval"
+    bad = tmp_path / "deep.eval"
+    with zipfile.ZipFile(source) as z, zipfile.ZipFile(bad, "w", zipfile.ZIP_STORED) as out:
+        for info in z.infolist():
+            deep = info.filename == "samples/9_epoch_1.json"
+            out.writestr(info.filename, b"[" * 100_000 + b"]" * 100_000 if deep else z.read(info))
+    before = store_version(seeded_store)
+    result = tracewh("ingest", bad, "-w", seeded_store)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    assert "deep.eval!samples/9_epoch_1.json: invalid JSON: arrays or objects nested too deep" in " ".join(result.err.split())
+    assert store_version(seeded_store) == before
+
+
+@pytest.mark.parametrize("key, value, problem", [
+    ("function", "get_user_details", "expected object, got str"),
+    ("id", "DEEP", "expected string"),  # a 10,000-deep array: ijson reads it, turning it into text recursed
+])
+def test_a_tau_bench_tool_call_of_the_wrong_shape_is_refused(tmp_path, seeded_store, key, value, problem):
+    episodes = json.loads((Path(__file__).parent / "data" / "taubench" / "gpt-4o-airline.json").read_text())[:1]
+    message, k = next((m, k) for m in episodes[0]["traj"] for k, c in enumerate(m.get("tool_calls") or []))
+    message["tool_calls"][k][key] = value
+    bad = tmp_path / "gpt-4o-airline.json"
+    bad.write_text(json.dumps(episodes).replace('"DEEP"', "[" * 10_000 + "]" * 10_000))
+    before = store_version(seeded_store)
+    result = tracewh("ingest", bad, "-w", seeded_store)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    where = f"traj[{episodes[0]['traj'].index(message)}].tool_calls[{k}].{key}"
+    assert f"field '{where}'" in " ".join(result.err.split()) and problem in result.err
+    assert store_version(seeded_store) == before
+
+
+def test_a_tau_bench_reward_info_that_is_no_object_is_refused(tmp_path, seeded_store):
+    episodes = json.loads((Path(__file__).parent / "data" / "taubench" / "gpt-4o-airline.json").read_text())[:1]
+    episodes[0]["info"]["reward_info"]["info"] = [1, 2]
+    bad = tmp_path / "gpt-4o-airline.json"
+    bad.write_text(json.dumps(episodes))
+    result = tracewh("ingest", bad, "-w", seeded_store)
+    assert result.code == 2 and "(array item 1), field 'info.reward_info.info': expected object, got list" in result.err
+
+
+def _inspect_json_log(tmp_path: Path, change) -> Path:
+    log = json.loads((Path(__file__).parent / "data" / "inspect" / "log_tool_call_error.json").read_text())
+    change(log)
+    bad = tmp_path / "log_tool_call_error.json"
+    bad.write_text(json.dumps(log).replace('"DEEP"', "[" * 10_000 + "]" * 10_000))
+    return bad
+
+
+@pytest.mark.parametrize("change, expected", [
+    # found by the type-swap fuzz: a RecursionError, an orjson TypeError and an unhashable dict
+    (lambda log: log["stats"].__setitem__("started_at", "DEEP"), "nests too deep to read"),
+    (lambda log: log["eval"]["revision"].__setitem__("type", 2**70), "cannot be stored as JSON"),
+])
+def test_an_inspect_header_of_the_wrong_shape_is_refused(tmp_path, seeded_store, change, expected):
+    bad = _inspect_json_log(tmp_path, change)
+    before = store_version(seeded_store)
+    result = tracewh("ingest", bad, "-w", seeded_store)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    assert "log_tool_call_error.json" in result.err and expected in result.err, result.err
+    assert store_version(seeded_store) == before
+
+
+def test_an_inspect_metric_whose_scorer_is_an_object_is_still_read(tmp_path):
+    def scorer_object(log):
+        log["results"]["scores"][0]["scorer"] = {"swapped": "in"}
+
+    wh = tmp_path / "wh"
+    result = tracewh("ingest", _inspect_json_log(tmp_path, scorer_object), "-w", wh)
+    assert result.code == 0, result.err
+    scorers = [s for (s,) in tw.open(wh).sql("select distinct scorer from inspect_metrics").fetchall()]
+    assert any('{"swapped":"in"}' in (s or "") for s in scorers), scorers

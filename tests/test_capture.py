@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -282,3 +283,54 @@ def test_without_capture_content_no_text_reaches_the_spool(tmp_path):
     assert first["tool_calls"] == [{"id": first["tool_calls"][0]["id"], "name": "web_search"}]
     assert wh.sql("select tool_name, arguments from tool_calls").fetchall() == [("web_search", None)]
     assert wh.sql("select payload ->> '$.error' from events where kind = 'tool_result'").fetchall() == [("KeyError",)]
+
+
+def test_without_capture_content_a_provider_error_keeps_its_class_and_status_not_its_message(tmp_path):
+    """A provider's error message can echo the request ("'Where is the Louvre?' is too long"): off,
+    only the error's class and HTTP status are recorded; on, its message and code too."""
+    echoed = "prompt 'Where is the Louvre?' is too long"
+    for capture, spool in ((False, tmp_path / "off"), (True, tmp_path / "on")):
+        fake = FakeLLM([status(400, echoed)])
+        with tw.record("r", spool=spool, capture_content=capture) as rec:
+            with pytest.raises(openai.BadRequestError):
+                rec.wrap(openai_client(fake, max_retries=0)).chat.completions.create(model="gpt-5.4", messages=USER)
+    spooled = b"".join(p.read_bytes() for p in (tmp_path / "off").rglob("*.jsonl")).decode()
+    assert "Louvre" not in spooled
+    tracewh("ingest", tmp_path / "off", "-w", tmp_path / "wh-off", check=True)
+    (call,) = calls(tw.open(tmp_path / "wh-off"))
+    assert call["finish_reason"] == "error"
+    assert json.loads(call["payload"])["error"] == {"type": "BadRequestError", "status": 400}
+    tracewh("ingest", tmp_path / "on", "-w", tmp_path / "wh-on", check=True)
+    (call,) = calls(tw.open(tmp_path / "wh-on"))
+    assert echoed in json.loads(call["payload"])["error"]["message"]
+
+
+def modes(folder: Path) -> set[str]:
+    """The permission bits of the folder and of everything under it, as octal strings."""
+    return {oct(p.stat().st_mode & 0o777) for p in [folder, *folder.rglob("*")]}
+
+
+def test_a_store_created_from_a_private_spool_is_private_and_stays_so(tmp_path):
+    """record(warehouse=...) creates the store with the spool folder's bits (0700): its files hold
+    the same events, prompts included. Later writers (an ingest, a query's catalog) keep to it."""
+    fake = FakeLLM(default=openai_completion("gpt-5.4"))
+    with tw.record("r", spool=tmp_path / "spool", warehouse=tmp_path / "wh", capture_content=True) as rec:
+        rec.wrap(openai_client(fake)).chat.completions.create(model="gpt-5.4", messages=USER)
+    assert modes(tmp_path / "spool") == {"0o700", "0o600"}
+    with tw.record("r2", spool=tmp_path / "spool2") as rec:
+        rec.wrap(openai_client(fake)).chat.completions.create(model="gpt-5.4", messages=USER)
+    tracewh("ingest", tmp_path / "spool2", "-w", tmp_path / "wh", check=True)
+    assert tw.open(tmp_path / "wh").sql("select count(*) from runs").fetchall() == [(2,)]  # the catalog is written too
+    assert list((tmp_path / "wh" / "_catalog").glob("*.duckdb"))
+    assert modes(tmp_path / "wh") == {"0o700", "0o600"}
+
+
+def test_an_existing_store_keeps_its_modes(tmp_path):
+    (tmp_path / "wh").mkdir(mode=0o755)
+    os.chmod(tmp_path / "wh", 0o755)
+    fake = FakeLLM(default=openai_completion("gpt-5.4"))
+    with tw.record("r", spool=tmp_path / "spool", warehouse=tmp_path / "wh") as rec:
+        rec.wrap(openai_client(fake)).chat.completions.create(model="gpt-5.4", messages=USER)
+    assert tw.open(tmp_path / "wh").sql("select count(*) from llm_calls").fetchall() == [(1,)]
+    assert oct((tmp_path / "wh").stat().st_mode & 0o777) == "0o755"
+    assert modes(tmp_path / "wh" / "events") <= {"0o755", "0o644", "0o750", "0o640", "0o700", "0o600"}  # the umask's

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import tracewh
+from helpers import llm_call, plain, tracewh, write_native
 
 import tracewh as tw
 from tracewh.queries.registry import load_views
@@ -169,3 +169,109 @@ def test_a_query_that_starts_with_a_comment_runs_after_double_dash(demo):
     assert result.out == "n\n6\n" and result.code == 0
     bare = tracewh()  # `tracewh` alone: the help, as a usage error
     assert bare.code == 2 and "Commands" in bare.out + bare.err
+
+
+# -- what a new user meets (issue #32) ---------------------------------------------------------
+
+def test_reading_a_mistyped_store_is_an_error_naming_it_and_the_store_meant(demo):
+    typo = demo.parent / "warehous"
+    result = tracewh("sql", "-w", typo, "select count(*) from events")
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert f"no tracewh store at {typo}" in result.err and f"did you mean {demo}?" in result.err
+    for command in (["log"], ["views"], ["quarantine"], ["check"], ["export", "runs"], ["stats", "delta"]):
+        refused = tracewh(*command, "-w", typo)
+        assert refused.code == 2 and "no tracewh store at" in refused.err, (command, refused.err)
+    above = tracewh("sql", "-w", demo.parent, "select 1")  # the demo folder, not its store
+    assert above.code == 2 and f"did you mean {demo}?" in above.err
+    assert not typo.exists()  # reading creates nothing
+
+
+def test_the_default_store_missing_points_at_the_demo_store(demo, tmp_path):
+    home = demo.parent.parent
+    result = tracewh("sql", "select 1", env=os.environ | {"TRACEWH_HOME": str(home)})
+    assert result.code == 2 and f"no tracewh store at {home / 'warehouse'}" in result.err
+    assert f"did you mean {demo}?" in result.err
+
+
+def test_python_open_is_lazy_its_first_read_of_a_missing_store_raises(tmp_path):
+    from tracewh.errors import NotFoundError
+
+    wh = tw.open(tmp_path / "nowhere")  # opening never fails: open(path).ingest(...) creates a store
+    assert not wh.exists() and wh.version is None
+    for read in (lambda: wh.sql("select 1"), lambda: wh.query("select 1"), wh.log, wh.views,
+                 lambda: wh.export("runs")):
+        with pytest.raises(NotFoundError, match="no tracewh store at .*nowhere"):
+            read()
+    assert not (tmp_path / "nowhere").exists()
+    wh.ingest([write_native(tmp_path / "run.jsonl", [llm_call("r", 0)])])
+    assert wh.exists() and wh.sql("select count(*) from events").fetchall() == [(1,)]
+
+
+def test_serve_refuses_a_missing_store_unless_it_may_ingest_into_it(tmp_path):
+    refused = tracewh("serve", "-w", tmp_path / "typo", "--port", "1", env=os.environ | {"TRACEWH_SERVICE_TOKEN": ""})
+    assert refused.code == 2 and f"no tracewh store at {tmp_path / 'typo'}" in refused.err
+    assert not (tmp_path / "typo").exists()
+
+
+def test_query_result_reads_like_a_duckdb_relation(demo):
+    """wh.query() answers as wh.sql() does: .arrow(), .pl(), .df(), .fetchall(), whichever way it was fetched."""
+    wh = tw.open(demo)
+    query = "select run_id, n_llm_calls from runs where benchmark = 'agentdemo' order by run_id"
+    relation = wh.sql(query)
+    for result in (wh.query(query), wh.query(query, arrow=False)):
+        assert result.fetchall() == relation.fetchall() and len(result) == 6
+        assert result.arrow().equals(relation.arrow().read_all())
+        assert result.pl().equals(relation.pl()) and result.df().equals(relation.df())
+        assert result.columns == ["run_id", "n_llm_calls"] and result.truncated is False
+        assert result.table.equals(result.arrow()) and result.tuples() == result.fetchall()  # the older names
+    capped = wh.query(query, limit=2, arrow=False)
+    assert len(capped) == 2 and capped.truncated and capped.arrow().num_rows == 2
+    empty = wh.query("select run_id from runs where false", arrow=False)
+    assert empty.arrow().column_names == ["run_id"] and empty.pl().columns == ["run_id"]
+
+
+def test_floats_read_rounded_in_tables_and_exact_in_csv_and_json(demo):
+    query = "select 19.591431000000007::double as usd, 1.2e-7::double as tiny, 0.5::double as half"
+    assert "| 19.5914 | 1.2e-07 | 0.5 |" in tracewh("sql", "-w", demo, query, "-f", "markdown", check=True).out
+    assert "│ 19.59 │" in tracewh("sql", "-w", demo, query, "--decimals", "2", check=True).out
+    assert tracewh("sql", "-w", demo, query, "-f", "csv", check=True).out == "usd,tiny,half\n19.591431000000007,1.2e-07,0.5\n"
+    assert json.loads(tracewh("sql", "-w", demo, query, "-f", "json", check=True).out)["usd"] == 19.591431000000007
+    stats = tracewh("stats", "delta", "--n-boot", "100", "--decimals", "2", "-f", "markdown", "-w", demo, check=True).out
+    deltas = [line.split("|")[6].strip() for line in stats.splitlines()[2:]]
+    assert deltas and all(len(d.lstrip("-").partition(".")[2]) <= 2 for d in deltas if d != "null"), deltas
+
+
+def test_tables_piped_or_redirected_keep_every_character(demo):
+    long_text = "agent-" + "x" * 120
+    piped = tracewh("sql", "-w", demo, f"select '{long_text}' as name", check=True).out  # stdout is a pipe
+    assert long_text in piped and "…" not in piped
+    again = tracewh("demo", "--tasks", "12", "-w", demo.parent, check=True).out
+    assert "agent-claude-sonnet-4.6-profiles.zip" in again and "…" not in again.split("Runs:")[0]
+
+
+def test_nothing_held_says_so(demo):
+    result = tracewh("quarantine", "-w", demo, check=True)
+    assert result.out == "" and "nothing held" in result.err
+
+
+def test_log_shows_optimize_commits(tmp_path):
+    wh = tmp_path / "wh"
+    for i in range(2):
+        tracewh("ingest", write_native(tmp_path / f"b{i}.jsonl", [llm_call(f"r{i}", 0)]), "-w", wh, check=True)
+    tracewh("optimize", "-w", wh, check=True)
+    rows = pl.read_csv(tracewh("log", "-w", wh, "-f", "csv", check=True).out.encode())
+    assert rows["version"].to_list() == [1, 2, 3] and rows["operation"].to_list() == ["ingest", "ingest", "optimize"]
+    assert rows["source"][2] == "2 data files compacted into 1" and rows["events"][2] == 0
+    assert [b.version for b in tw.open(wh).log()] == [1, 2]  # wh.log(): the batches, as before
+
+
+def test_counts_in_messages_agree_with_their_nouns(tmp_path):
+    one = tracewh("ingest", write_native(tmp_path / "a.jsonl", [llm_call("r", 0)]), "-w", tmp_path / "wh", check=True)
+    assert "1 batch: 1 event added, 0 duplicate events, 0 batches already ingested" in plain(one.out)
+    sent = tracewh("export-otlp", tmp_path / "out.jsonl", "-w", tmp_path / "wh", check=True)
+    assert "1 span of 1 run in 1 request to" in sent.err, sent.err
+
+
+def test_demo_help_names_where_the_demo_goes():
+    out = plain(tracewh("demo", "--help", check=True).out)
+    assert "Default: $TRACEWH_HOME/demo (store $TRACEWH_HOME/demo/warehouse)" in out

@@ -202,3 +202,13 @@ def test_bad_relay_lines_are_refused_with_file_line_and_field(tmp_path, mutate, 
     message = " ".join(result.err.split())
     assert result.code == 2 and "bad.zip!results_json_gpt-5.4.jsonl, line 4" in message and expected in message
     assert store_version(tmp_path / "wh") is None
+
+
+def test_the_environment_dataset_is_reference_data_not_a_run(wh):
+    # delegate52.jsonl is stored under the pseudo-run `delegate52-dataset` (registry events, plus
+    # the --attr run attributes): `runs` lists the relay runs only, d52_environments still reads it
+    runs = {run_id for (run_id,) in rows(wh, "select run_id from runs")}
+    assert runs and "delegate52-dataset" not in runs and rows(wh, "select count(*) from runs where model is null") == [(0,)]
+    assert rows(wh, "select kind, count(*) from events where run_id = 'delegate52-dataset' group by 1 order by 1") == [
+        ("registry", 1), ("run_attrs", 1)]
+    assert rows(wh, "select env_id, domain from d52_environments") == [("subtitles2", "subtitles")]

@@ -70,17 +70,42 @@ def test_markdown_pivot_scale_and_bold_min(wh):
 def test_every_export_carries_provenance(wh, tmp_path):
     csv_text = export(wh, "d52_relays")
     meta = json.loads(csv_text.splitlines()[0].removeprefix("# tracewh export: "))
-    assert meta["store_version"] == "1" and meta["query"] == "select * from d52_relays"
+    assert meta["store_version"] == "1" and meta["query"] == "select * from d52_relays order by all"
     assert meta["exported_at"] == "2026-09-21T14:13:20+00:00" and meta["tracewh_version"]
     out = tmp_path / "relays.parquet"
     tracewh("export", "d52_relays", "--format", "parquet", "--out", out, "-w", wh, check=True)
     table = pq.read_table(out)
     assert table.num_rows == 2
     assert table.schema.metadata[b"tracewh.store_version"] == b"1"
-    assert table.schema.metadata[b"tracewh.query"] == b"select * from d52_relays"
+    assert table.schema.metadata[b"tracewh.query"] == b"select * from d52_relays order by all"
 
 
 def test_export_refuses_writes_and_bad_options(wh):
     assert tracewh("export", "-q", "delete from events", "-w", wh).code == 2
     assert tracewh("export", "runs", "--format", "docx", "-w", wh).code == 2
     assert tracewh("export", "runs", "--pivot", "k", "-w", wh).code == 2
+
+
+def test_a_view_exports_in_one_stable_order(wh):
+    """Views define no order: an export lists a view's rows every column ascending, so RS@k
+    runs k = 2, 4, ... within each model (DuckDB's hash aggregation gave k = 4 first)."""
+    tex = export(wh, "d52_rs_at_k", "--format", "latex", "--decimals", "1")
+    body = tex[tex.index(r"\midrule") + len(r"\midrule"):tex.index(r"\bottomrule")].strip().splitlines()
+    keys = [(cells[0], int(cells[3])) for cells in (line.rstrip(r" \\").split(" & ") for line in body)]
+    assert keys == [(r"gpt\_4\&o", 2), (r"gpt\_4\&o", 4), ("model-b", 2), ("model-b", 4)]
+    filtered = export(wh, "d52_rs_at_k", "--where", "k = 4", "--format", "csv").splitlines()
+    assert [line.split(",")[0] for line in filtered[2:]] == ["gpt_4&o", "model-b"]
+
+
+def test_the_readme_table_one_export_gives_one_row_per_model(wh):
+    """The README's LaTeX example: the columns chosen in the query, so each model is one row."""
+    tex = export(wh, "-q", "select model, k, rs from d52_rs_at_k where mode = 'direct' and distractors", "--pivot", "k",
+                 "--value", "rs", "--decimals", "1", "--bold", "max", "--format", "latex")
+    assert r"model & 2 & 4 \\" in tex
+    assert [line.split(" & ")[0] for line in tex.splitlines() if line.endswith(r"\\")][1:] == [r"gpt\_4\&o", "model-b"]
+
+
+def test_exporting_from_a_missing_store_is_an_error_not_a_table_of_nothing(wh):
+    result = tracewh("export", "runs", "-w", wh.parent / "whx")
+    assert result.code == 2 and f"no tracewh store at {wh.parent / 'whx'}" in result.err and result.out == ""
+    assert "store_version" not in result.out

@@ -23,14 +23,14 @@ from pathlib import Path
 import duckdb
 import pytest
 from fastapi.testclient import TestClient
-from hardening import count, fingerprint, one_line
+from hardening import HEAVY, count, fingerprint, one_line
 from helpers import tracewh
 
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
-from tracewh.errors import TracewhError
+from tracewh.errors import QueryError, TracewhError
 from tracewh.queries.engine import QueryEngine
-from tracewh.queries.guard import _dialects
+from tracewh.queries.guard import _dialects, prepare_query
 from tracewh.service.app import create_app
 from tracewh.service.config import ServiceConfig
 
@@ -206,7 +206,9 @@ def test_a_lone_surrogate_is_refused_cleanly(store, client):
                           capture_output=True, timeout=120)
     assert proc.returncode == 2 and one_line(proc.stderr.decode(errors="replace")), proc.stderr
     response = client.post("/sql", content=b'{"query": "select \'\\ud800\'"}', headers={"content-type": "application/json"})
-    assert response.status_code == 400 and "surrogate" in response.json()["detail"]
+    # the guard's 400, or (the body read as strict JSON) a 422 saying the JSON is invalid: never a 500
+    assert (response.status_code == 400 and "surrogate" in response.json()["detail"]) or \
+        (response.status_code == 422 and response.json()["detail"][0]["type"] == "json_invalid"), response.text
 
 
 def test_a_url_never_installs_an_extension(store, tmp_path):
@@ -410,3 +412,87 @@ def test_fuzzed_queries_through_the_real_cli(store, canary):
         assert result.code in (0, 2) and (result.code == 0 or one_line(result.err)), (dialect, text, result.err)
         assert list(canary.iterdir()) == [], (dialect, text)
     assert fingerprint(store) == before
+
+
+# -- part 3: whatever sqlglot or DuckDB raise, a refusal ----------------------------------------
+
+# Literals and spellings whose reading raised something other than a ParseError in some dialect's
+# tokenizer or parser (`B''`: ValueError from int('', 2) in postgres, mysql, doris, materialize,
+# risingwave and starrocks, a 500 from the service and "internal error" from the CLI), and their
+# neighbours: empty and malformed bit, hex and byte strings, numbers no float holds, dollar
+# quotes, Unicode escapes, placeholders, parameters, odd prefixes.
+ODD_LITERALS = ["B''", "b''", "X''", "x''", "x'zz'", "X'0'", "B'2'", "B'0' || B''", "0b", "0x", "0xg", "0o7", "0b102",
+                "1e999999", "-1e999999", "1e", "1e+", ".e1", "1.2.3", "1__0", "1_000", "_1", "$$", "$$ x", "$1$",
+                "$tag$ x", "$tag$ x $tag$", "U&'\\0000'", "U&'\\+FFFFFF'", "U&'\\d800'", 'U&"\\d800"',
+                "U&'x' UESCAPE ''", "E'\\x'", "E'\\u'", "E'\\U0011FFFF'", "'\\u'", "'\\uD800'", "'\\", '"\\u"', "N''",
+                "r''", "R'\\'", "q'[x]'", "n'x", "e'", "@@", "@x", "${a}", "{{x}}", "{fn now()}", "`", "[[", "?", ":x",
+                "%s", "#x", "\\N",
+                "date ''", "interval ''", "interval '1' fortnight", "timestamp 'x'", "cast('' as bit)", "x'0' :: int",
+                "'a' collate ''", "1 between", "case", "array[", "struct(", "map{", "[1, 2][3:", "'''", '"""']
+NESTED = {"parentheses": "select " + "(" * 5000 + "1" + ")" * 5000, "subqueries": "select (" * 3000 + "1" + ")" * 3000,
+          "unary minus": "select " + "-" * 20000 + "1", "string concatenation": "select " + " || ".join(["'a'"] * 2000),
+          "CASE": "select " + "case when true then " * 1000 + "1" + " end" * 1000}
+# CI reads them in one dialect of each family sqlglot has (and those that raised); heavy runs in all
+# of them, each literal in three places and both modes.
+FAMILIES = ["duckdb", "postgres", "mysql", "doris", "materialize", "spark", "bigquery", "snowflake", "tsql",
+            "clickhouse", "oracle", "trino", "sqlite", "teradata", "prql"]
+ODD_DIALECTS = DIALECTS if HEAVY else FAMILIES
+
+
+def guard_outcome(text: str, dialect: str, service: bool) -> str:
+    """'ran' or 'refused': anything but a QueryError out of the guard fails the test, naming the case."""
+    try:
+        prepare_query(text, dialect, service=service)
+    except QueryError as e:
+        assert one_line(str(e)), f"{dialect} {text!r}: {e!r}"
+        return "refused"
+    except Exception as e:  # noqa: BLE001 - the finding
+        raise AssertionError(f"{dialect} {text[:80]!r} (service={service}): {type(e).__name__}: {e}") from e
+    return "ran"
+
+
+@pytest.mark.parametrize("dialect", ODD_DIALECTS)
+def test_odd_literals_are_read_or_refused_in_every_dialect(dialect):
+    places = ["select {}", "select {} as a from runs", "select 1 where {} = {}"] if HEAVY else ["select {}"]
+    for literal in ODD_LITERALS:
+        for place in places:
+            for service in ((False, True) if HEAVY else (True,)):
+                guard_outcome(place.format(literal, literal), dialect, service)
+
+
+@pytest.mark.parametrize("depth", NESTED)
+def test_deep_nesting_is_refused_in_every_dialect(depth):
+    """Deep nesting ran sqlglot and json out of stack (RecursionError) in some dialects."""
+    for dialect in ODD_DIALECTS:
+        guard_outcome(NESTED[depth], dialect, service=True)
+
+
+def test_an_empty_bit_string_is_read_or_refused_by_every_door(store, client):
+    """Found by the issue's fuzz: `B''` made sqlglot's postgres reader (and five more) raise
+    ValueError: a 500 from the service, "internal error" from the CLI, a ValueError from query()."""
+    wh = tw.open(store)
+    for dialect in DIALECTS:
+        for spelling in ["B''", "b''"]:
+            try:
+                wh.query(f"select {spelling}", dialect=dialect)
+            except QueryError as refused:
+                assert one_line(str(refused)), (dialect, refused)
+            response = client.post("/sql", json={"query": f"select {spelling}", "dialect": dialect})
+            assert response.status_code in (200, 400), (dialect, response.text)
+            assert response.status_code == 200 or response.json()["error"] == "QueryError", (dialect, response.text)
+    result = tracewh("sql", "select B''", "--dialect", "postgres", "-w", store)
+    assert result.code == 2 and one_line(result.err) and "postgres" in result.err, result.err
+
+
+@pytest.mark.heavy
+def test_fuzzed_odd_literals_never_raise_anything_but_a_query_error(canary, store):
+    """Odd literals inside the fuzz's random texts, every dialect, both modes."""
+    texts, rng = Texts(20261127, canary, store), random.Random(20261127)
+    outcomes: dict[str, int] = {}
+    for i in range(count(ci=100, heavy=10_000)):
+        literal, text = rng.choice(ODD_LITERALS), texts.text()
+        cut = rng.randint(0, len(text))
+        text = rng.choice([f"select {literal}", f"{text[:cut]} {literal} {text[cut:]}", f"select {literal}, ({text})"])
+        outcome = guard_outcome(text, DIALECTS[i % len(DIALECTS)], service=bool(i % 2))
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print(f"\nodd literals in fuzzed texts: {outcomes}")

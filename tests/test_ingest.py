@@ -6,7 +6,7 @@ import gzip
 import json
 
 import pytest
-from helpers import llm_call, native_lines, store_version, tracewh, write_native, write_zip
+from helpers import llm_call, native_lines, plain, store_version, tracewh, write_native, write_zip
 
 import tracewh as tw
 
@@ -83,7 +83,7 @@ def test_same_events_in_another_archive_are_counted_as_duplicates(tmp_path, wh):
     extra = llm_call("r1", 9, prompt_tokens=7, event_id="e9")
     result = tracewh("ingest", write_zip(tmp_path / "b.zip", {"b.jsonl": native_lines(with_ids + [extra])}), "-w", wh,
                      check=True)
-    assert "1 events added, 5 duplicate events" in result.out
+    assert "1 event added, 5 duplicate events" in result.out
     assert tw.open(wh).sql("select count(*) from events").fetchall() == [(6,)]
 
 
@@ -115,7 +115,7 @@ def test_attr_fills_model_and_attaches_run_attributes(tmp_path, wh):
     # The same file with a new attribute is a new batch: only the new run_attrs event lands,
     # and the later value wins in `runs`.
     result = tracewh("ingest", source, "-w", wh, "--attr", "condition=profiles", check=True)
-    assert "1 events added" in result.out
+    assert "1 event added" in result.out
     assert json.loads(tw.open(wh).sql("select attrs from runs").fetchall()[0][0])["condition"] == "profiles"
 
 
@@ -133,3 +133,46 @@ def test_ingest_is_a_python_call_too(tmp_path, wh):
     assert report.added == 5 and report.sources[0].adapters == ["native"]
     assert tw.open(wh).sql("select count(*) from events").pl().item() == 5
     assert tw.open(wh).sql("select kind from events").arrow().read_all().num_rows == 5
+
+
+# -- what an ingest could not read (issue #32) ---------------------------------------------------
+
+@pytest.mark.parametrize("files, says", [
+    ({}, "an empty folder"),
+    ({"a.csv": b"x,y\n", "notes.txt": b"hello", "b.csv": b"", "c.csv": b"", "d.md": b""},
+     "5 skipped: {d}/a.csv, {d}/b.csv, {d}/c.csv and 2 more: not a file tracewh reads"),
+])
+def test_an_ingest_with_nothing_readable_says_what_it_skipped_and_fails(tmp_path, wh, files, says):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    result = tracewh("ingest", folder, "-w", wh)
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert f"{folder}: nothing to ingest, " in result.err and says.format(d=folder) in result.err
+    assert not wh.exists()  # no store made for nothing
+
+
+def test_files_skipped_beside_readable_ones_are_named(tmp_path, wh):
+    write_native(tmp_path / "run.jsonl", EVENTS)
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "scores.csv").write_text("a,b\n")
+    result = tracewh("ingest", tmp_path / "run.jsonl", tmp_path / "tables", "-w", wh, check=True)
+    assert "5 events added" in result.out
+    assert f"1 skipped: {tmp_path}/tables/scores.csv: not a file tracewh reads" in plain(result.err)
+
+
+def test_a_symlink_loop_is_named_as_one(tmp_path, wh):
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    for target in (tmp_path / "a.jsonl", tmp_path):  # named, and met inside a folder
+        result = tracewh("ingest", target, "-w", wh)
+        assert result.code == 2 and "a symbolic link loop" in result.err and "FIFO" not in result.err, result.err
+
+
+def test_an_unrecognised_file_gets_one_short_line(tmp_path, wh):
+    (tmp_path / "odd.jsonl").write_text('{"hello": "world"}\n')
+    result = tracewh("ingest", tmp_path / "odd.jsonl", "-w", wh)
+    assert result.code == 2 and result.err.count("\n") == 1 and len(result.err) < 400, result.err
+    assert "odd.jsonl, line 1: no adapter recognises this file (first record has keys ['hello'])" in result.err
+    assert "tracewh ingest --help" in result.err

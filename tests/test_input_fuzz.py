@@ -13,6 +13,13 @@ and reports one JSON line per case; the test reads them as they come. Allowed: s
 TracewhError with exit code 2 after which the store has its version and event count. Never a
 traceback, never a case over 60 s, never a worker above 1.5 GB of peak memory.
 
+The type swaps are systematic where the mutations are random: every field of every record
+shape of the seeds (and of the BFCL, EntCollabBench-with-permissions and OTLP fixtures of the
+other tests) replaced by null, a huge int, a 10,000-deep array, a string for an object or list,
+a float for a list, an object for a string; the same worker ingests each and the same outcome is
+required, the refusal in one line. CI runs a seeded sample of each seed's swaps; TRACEWH_HEAVY=1
+runs every one.
+
 Then hand-made cases through the real CLI: a FIFO, /dev/zero and /dev/urandom, a symbolic link
 out of the folder, a gzip bomb, a small zip member of newlines, a zip member that cannot be
 opened, a truncated τ-bench array, and records at and over the size limit.
@@ -20,11 +27,13 @@ opened, a truncated τ-bench array, and records at and over the size limit.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
 import os
 import random
+import re
 import select
 import shutil
 import subprocess
@@ -33,6 +42,7 @@ import time
 import traceback
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +50,8 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # as a worker script, helpers sit beside this file
-from hardening import count, one_line  # noqa: E402
-from helpers import DATA, llm_call, write_native  # noqa: E402
+from hardening import HEAVY, count, one_line  # noqa: E402
+from helpers import DATA, llm_call, write_native, write_zip  # noqa: E402
 
 CASE_SECONDS = 60
 PEAK_MB = 1536
@@ -72,7 +82,25 @@ def build_seeds(folder: Path) -> list[Path]:
         shutil.copy(DATA / "inspect" / "popularity.eval", seeds / "popularity.eval"),
         shutil.copy(DATA / "inspect" / "log_tool_call_error.json", seeds / "log_tool_call_error.json"),
     ]
-    return [Path(p) for p in found] + native_exports(folder, [agent, Path(found[2])], seeds)
+    exports = native_exports(folder, [agent, Path(found[2])], seeds)
+    return [Path(p) for p in found] + exports + other_tests_fixtures(made, seeds)
+
+
+def other_tests_fixtures(made: Path, seeds: Path) -> list[Path]:
+    """The other tests' fixtures of formats the demo has none of: a BFCL result and score file, an
+    EntCollabBench run with its agent_specs.json, OpenTelemetry SDK spans as OTLP/JSON lines."""
+    from otel_spans import write_samples
+    from test_entcollabbench import archive_a
+    from test_suites import BFCL_RESULT
+
+    bfcl = {"result/gpt-5.4/multi_turn/BFCL_v4_multi_turn_base_result.json": json.dumps(BFCL_RESULT) + "\n",
+            "score/gpt-5.4/multi_turn/BFCL_v4_multi_turn_base_score.json": "".join(json.dumps(r) + "\n" for r in [
+                {"accuracy": 0.0, "correct_count": 0, "total_count": 1},
+                {"id": BFCL_RESULT["id"], "model_name": "gpt-5.4", "test_category": "multi_turn_base", "valid": False,
+                 "error": {"error_message": ["state mismatch"], "error_type": "multi_turn:instance_state_mismatch"}}])}
+    otlp = write_samples(made / "otel")["genai.otlp.jsonl"]
+    return [write_zip(seeds / "bfcl.zip", bfcl), Path(shutil.copy(archive_a(made), seeds / "entcollabbench-specs.zip")),
+            Path(shutil.copy(otlp, seeds / "genai.otlp.jsonl"))]
 
 
 def cut_zip(source: Path, target: Path, choose, lines: int | None = None) -> Path:
@@ -231,7 +259,7 @@ def outcome(wh_path: Path, case: Path) -> dict[str, Any]:
         result = {"outcome": "ingested"}
     except TracewhError as e:
         result = {"outcome": "refused", "error": type(e).__name__, "exit_code": e.exit_code, "message": str(e)[:300],
-                  "unchanged": state() == before}
+                  "one_line": "\n" not in str(e).strip(), "unchanged": state() == before}
     except Exception:  # noqa: BLE001 - the finding: reported, not raised
         result = {"outcome": "crashed", "traceback": traceback.format_exc()[-3000:]}
     return result | {"seconds": round(time.perf_counter() - started, 3)}
@@ -254,6 +282,32 @@ def run_worker(workdir: Path, first: int, n: int) -> None:
             case.unlink()  # kept only when it is a finding
         print(json.dumps({"case": i, "seed": seed.name, "file": str(case)} | result), flush=True)
     print(json.dumps({"peak_rss_mb": _own_peak_mb()}), flush=True)
+
+
+def run_swap_worker(workdir: Path, plan: Path) -> None:
+    """Ingest each swap of `plan` (JSON lines of Swap fields), reporting them as run_worker does."""
+    swaps = [Swap(**(fields | {"path": tuple(fields["path"])})) for fields in map(json.loads, plan.read_text().splitlines())]
+    cases, base, store = workdir / "swap-cases", workdir / "base", workdir / "swap-store"
+    cases.mkdir(exist_ok=True)
+    for i, swap in enumerate(swaps):
+        if i % RESET_EVERY == 0:
+            shutil.rmtree(store, ignore_errors=True)
+            shutil.copytree(base, store)
+        case = cases / f"{i}-{swap.seed}"
+        case.write_bytes(apply_swap(workdir / "seeds" / swap.seed, swap))
+        result = outcome(store, case)
+        if acceptable(result):
+            case.unlink()  # kept only when it is a finding
+        print(json.dumps({"case": i, "swap": swap.describe(), "file": str(case)} | result), flush=True)
+    print(json.dumps({"peak_rss_mb": _own_peak_mb()}), flush=True)
+
+
+def acceptable(result: dict[str, Any]) -> bool:
+    """Ingested, or refused with exit code 2, the store as it was, in one line (the quality gate's
+    refusal is its report, a few lines naming the expectation and rows)."""
+    return result["outcome"] == "ingested" or (
+        result["outcome"] == "refused" and result["exit_code"] == 2 and result["unchanged"]
+        and (result["one_line"] or result["error"] == "QualityError"))
 
 
 def _own_peak_mb() -> float:
@@ -307,14 +361,16 @@ def test_mutated_real_inputs_are_ingested_or_refused_cleanly(workdir):
           f"refused; seeds x outcomes seen: {len(summary)}")
 
 
-def worker_lines(workdir: Path, first: int, n: int):
+def worker_lines(workdir: Path, *args: Any):
     """The worker's report lines as they come; a case silent for CASE_SECONDS fails the test."""
-    worker = subprocess.Popen([sys.executable, __file__, str(workdir), str(first), str(n)], stdout=subprocess.PIPE,
+    worker = subprocess.Popen([sys.executable, __file__, str(workdir), *map(str, args)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, bufsize=1)
+    read = 0
     try:
         while True:
             ready, _, _ = select.select([worker.stdout], [], [], CASE_SECONDS + 30)  # + the store reset's time
-            assert ready, f"no answer for {CASE_SECONDS + 30} s after case {first} + what was read: a hang"
+            assert ready, f"no answer for {CASE_SECONDS + 30} s after {read} cases ({args}): a hang"
+            read += 1
             line = worker.stdout.readline()
             if not line:
                 break
@@ -338,6 +394,160 @@ def test_mutated_inputs_through_the_real_cli(workdir, tmp_path):
         result = tracewh("ingest", case, "-w", tmp_path / "wh")
         assert result.code in (0, 2) and "Traceback" not in result.err and "internal error" not in result.err, \
             (case, result.err)
+
+
+# -- type swaps: every field of every adapter's records, given a value of the wrong type -----------------
+#
+# Each seed's records (JSON lines, or whole JSON documents, also inside zips and .eval logs) are
+# walked path by path; a path is a field of a record shape (list indices read as `*`, so the
+# 40th message of a trajectory is the same field as the first), taken where it first occurs.
+# Each path gets each wrong value its type calls for, one case at a time.
+
+BOMB_DEPTH = 10_000
+BOMB = "tracewh-fuzz-depth-bomb"  # stands in the record until it is serialized, then becomes the bomb
+SWAPS_PER_SEED = None if HEAVY else 5  # in CI a seeded sample of each seed's swaps; every one with TRACEWH_HEAVY=1
+
+
+def swaps_for(value: Any) -> list[tuple[str, Any]]:
+    """(name, wrong value) for a value: null, a huge int and a depth bomb anywhere; a string where an
+    object or list was, a float where a list was, an object where a string was."""
+    swaps = [("null", None), ("huge int", 2**70), ("depth bomb", BOMB)]
+    if isinstance(value, (dict, list)):
+        swaps.append(("string", "not an object"))
+    if isinstance(value, list):
+        swaps.append(("float", 1.5))
+    if isinstance(value, str):
+        swaps.append(("object", {"swapped": "in"}))
+    return swaps
+
+
+@dataclass(frozen=True)
+class Swap:
+    """One case: in `member` (of a zip; "" for the seed itself), record `record` (a line index, or -1
+    for the whole document), the value at `path` replaced by the swap called `swap`."""
+
+    seed: str
+    member: str
+    record: int
+    path: tuple
+    swap: str
+
+    def describe(self) -> str:
+        where = f"{self.seed}!{self.member}" if self.member else self.seed
+        line = "" if self.record < 0 else f" line {self.record + 1}"
+        return f"{where}{line} at {'/'.join(map(str, self.path)) or '(root)'}: {self.swap}"
+
+
+def documents(data: bytes) -> list[tuple[int, Any]]:
+    """(record index, record) of a JSON document (-1) or of each line of JSON lines; [] for anything else."""
+    try:
+        return [(-1, json.loads(data))]
+    except ValueError:
+        pass
+    records = []
+    for i, line in enumerate(data.splitlines()):
+        try:
+            records.append((i, json.loads(line)))
+        except ValueError:
+            continue
+    return records
+
+
+def paths(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """(path, value) of every value under `value`, the root left out."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield path + (key,), child
+        yield from paths(child, path + (key,))
+
+
+def members(seed: Path) -> dict[str, bytes]:
+    """The seed's swappable contents by member name ("" for a plain file); gzip'd seeds have none."""
+    if seed.suffix in (".zip", ".eval"):
+        with zipfile.ZipFile(seed) as z:
+            return {i.filename: z.read(i) for i in z.infolist() if not i.is_dir()}
+    return {} if seed.suffix == ".gz" else {"": seed.read_bytes()}
+
+
+def all_swaps(seed: Path) -> list[Swap]:
+    """Every (field, wrong value) of the seed, each field of a record shape once."""
+    found, seen = [], set()
+    for member, data in members(seed).items():
+        for record, value in documents(data):
+            for path, old in paths(value):
+                shape = (re.sub(r"\d+", "#", member), tuple("*" if isinstance(k, int) else k for k in path))
+                if shape in seen:
+                    continue
+                seen.add(shape)
+                found += [Swap(seed.name, member, record, path, name) for name, _ in swaps_for(old)]
+    return found
+
+
+def apply_swap(seed: Path, swap: Swap) -> bytes:
+    """The seed's bytes with the swap made (a zip is rewritten around its changed member)."""
+    contents = members(seed)
+    data = contents[swap.member]
+    records = dict(documents(data))
+    record = records[swap.record]
+    parent = record
+    for key in swap.path[:-1]:
+        parent = parent[key]
+    parent[swap.path[-1]] = dict(swaps_for(parent[swap.path[-1]]))[swap.swap]
+    text = json.dumps(record, ensure_ascii=False).replace(json.dumps(BOMB), "[" * BOMB_DEPTH + "]" * BOMB_DEPTH)
+    if swap.record < 0:
+        changed = text.encode()
+    else:
+        lines = data.splitlines(keepends=True)
+        lines[swap.record] = text.encode() + b"\n"
+        changed = b"".join(lines)
+    if not swap.member:
+        return changed
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content in contents.items():
+            z.writestr(name, changed if name == swap.member else content)
+    return out.getvalue()
+
+
+def swap_plan(seeds: list[Path], per_seed: int | None) -> list[Swap]:
+    """Every swap of every seed, or a seeded sample of `per_seed` swaps of each."""
+    plan = []
+    for seed in seeds:
+        swaps = all_swaps(seed)
+        plan += swaps if per_seed is None or per_seed >= len(swaps) else random.Random(seed.name).sample(swaps, per_seed)
+    return plan
+
+
+@pytest.mark.heavy
+def test_every_field_of_every_adapter_given_a_wrong_type_is_ingested_or_refused_cleanly(workdir):
+    """Each seed's fields swapped for a wrong type (a sample of them in CI, all with TRACEWH_HEAVY=1):
+    success, or exit 2 with one line and the store unchanged; never an internal error."""
+    seeds = [s for s in sorted((workdir / "seeds").iterdir()) if members(s)]
+    plan = swap_plan(seeds, SWAPS_PER_SEED)
+    (workdir / "swaps.jsonl").write_text("".join(json.dumps(dataclasses.asdict(s)) + "\n" for s in plan))
+    results = [json.loads(line) for line in worker_lines(workdir, "swaps", workdir / "swaps.jsonl")]
+    cases, peak = results[:-1], results[-1]["peak_rss_mb"]
+    assert len(cases) == len(plan) and {s.seed for s in plan} == {s.name for s in seeds}
+    findings = [c for c in cases if not acceptable(c)]
+    assert not findings, f"{len(findings)} of {len(cases)} swaps not refused cleanly:\n" + "\n".join(
+        f"{c['swap']} ({c['file']}): {c.get('traceback') or c}" for c in findings[:5])
+    assert max(c["seconds"] for c in cases) < CASE_SECONDS and peak <= PEAK_MB
+    refused = [c for c in cases if c["outcome"] == "refused"]
+    print(f"\n{len(cases)} type swaps over {len(seeds)} seeds: {len(cases) - len(refused)} ingested, "
+          f"{len(refused)} refused; slowest {max(c['seconds'] for c in cases):.1f} s; peak RSS {peak:.0f} MB")
+
+
+def test_a_type_swap_refused_through_the_cli_is_one_line(workdir, tmp_path):
+    """The worker ingests through Warehouse.ingest; `tracewh ingest` prints the same refusal, one line."""
+    from helpers import tracewh
+
+    native = workdir / "seeds" / "native.jsonl"
+    swap = next(s for s in all_swaps(native) if s.path == ("prompt_tokens",) and s.swap == "depth bomb")
+    case = tmp_path / "native.jsonl"
+    case.write_bytes(apply_swap(native, swap))
+    shutil.copytree(workdir / "base", tmp_path / "wh")
+    result = tracewh("ingest", case, "-w", tmp_path / "wh")
+    assert result.code == 2 and one_line(result.err) and "native.jsonl, line" in result.err, result.err
 
 
 # -- hand-made cases, through the real CLI ----------------------------------------------------------
@@ -489,5 +699,8 @@ def test_a_record_over_the_limit_is_refused_cheaply(tmp_path, store):
     assert result.peak_mb < 400, result
 
 
-if __name__ == "__main__":  # the worker process of test_mutated_real_inputs_are_ingested_or_refused_cleanly
-    run_worker(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+if __name__ == "__main__":  # the worker process of the mutation and the type-swap tests
+    if sys.argv[2] == "swaps":
+        run_swap_worker(Path(sys.argv[1]), Path(sys.argv[3]))
+    else:
+        run_worker(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

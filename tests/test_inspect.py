@@ -85,8 +85,10 @@ def inspect_samples(log) -> dict[tuple[str, int], dict[str, Any]]:
         found[(str(s.id), s.epoch)] = {
             "llm_calls": sum(1 for e in s.events if e.event == "model"),
             "tool_calls": sum(1 for e in s.events if e.event == "tool"),
-            "input_tokens": sum(u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0)
-                                for u in usage),
+            # all input, as llm_calls.prompt_tokens: Inspect's input_tokens leave the cache out
+            "prompt_tokens": sum(u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0)
+                                 for u in usage),
+            "cached_tokens": sum(u.input_tokens_cache_read or 0 for u in usage),
             "output_tokens": sum(u.output_tokens for u in usage),
             "error": s.error.message if s.error else None,
         }
@@ -95,7 +97,7 @@ def inspect_samples(log) -> dict[tuple[str, int], dict[str, Any]]:
 
 def view_samples(wh: Path, log) -> dict[tuple[str, int], dict[str, Any]]:
     got = rows(wh, "select * from inspect_samples where run_id = $1", run_id(log))
-    keys = ("llm_calls", "tool_calls", "input_tokens", "output_tokens", "error")
+    keys = ("llm_calls", "tool_calls", "prompt_tokens", "cached_tokens", "output_tokens", "error")
     return {(r["sample_id"], r["epoch"]): {k: r[k] for k in keys} for r in got}
 
 
@@ -113,8 +115,8 @@ def test_samples_match_inspect(logs, store):
             usage = s.model_usage.values()
             assert got[(str(s.id), s.epoch)]["output_tokens"] == sum(u.output_tokens for u in usage)
     agentic = view_samples(store, read(log_path(logs, "agentic", "eval")))
-    assert len(agentic) == 8 and agentic[("1", 1)] == {"llm_calls": 5, "tool_calls": 4, "input_tokens": 830,
-                                                      "output_tokens": 57, "error": None}
+    assert len(agentic) == 8 and agentic[("1", 1)] == {"llm_calls": 5, "tool_calls": 4, "prompt_tokens": 830,
+                                                      "cached_tokens": 120, "output_tokens": 57, "error": None}
     assert agentic[("3", 2)]["error"] == "ZeroDivisionError('float division by zero')"
 
 
@@ -222,8 +224,14 @@ def test_generic_views_fill(logs, store):
         handoffs = sum(1 for e in spans if e.type == "handoff")
         delegating = sum(1 for e in spans if e.type in ("agent", "handoff", "subtask"))
         assert run["n_delegations"] == delegating - handoffs == 18  # a handoff's agent span is its body
+        # `scores` holds item scores only; the log's reported metrics (accuracy, stderr) are
+        # inspect_metrics' rows, or `select avg(score) from scores` would average a stderr in
         scores = rows(store, "select count(*) as n from scores where run_id = $1", run_id(log))[0]["n"]
-        assert scores == len(inspect_scores(log)) + sum(len(es.metrics) for es in log.results.scores)
+        assert scores == len(inspect_scores(log))
+        metrics = rows(store, "select count(*) as n from inspect_metrics where run_id = $1", run_id(log))[0]["n"]
+        assert metrics == sum(len(es.metrics) for es in log.results.scores) > 0
+        assert rows(store, "select count(*) as n from scores where run_id = $1 and metric = 'stderr'",
+                    run_id(log))[0]["n"] == 0
 
 
 def test_handoff_nesting_and_tool_errors(logs, store):
@@ -288,6 +296,14 @@ def test_reingest_adds_nothing(logs, store, tmp_path):
     assert "inspect-eval" in again.out and "0 events added" in again.out
     assert (store_version(store), rows(store, "select count(*) as n from events")[0]["n"]) == before
 
+
+
+def test_the_stored_logs_pass_tracewh_check(store):
+    # seq follows each file: a log's metrics (its header, line 0) come before its samples, so the
+    # store-wide check, which orders events by file and line, finds nothing out of order
+    result = tracewh("check", "-w", store, "--format", "json")
+    assert result.code == 0, result.out + result.err
+    assert json.loads(result.out)["passed"] is True
 
 def refused(wh: Path, path: Path, *words: str) -> str:
     before = store_version(wh)

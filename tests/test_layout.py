@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ from tracewh.errors import QueryError
 from tracewh.service.app import create_app
 from tracewh.service.config import ServiceConfig
 
-PACKAGE = Path(tw.__file__).parent
+PACKAGE = Path(tw.__file__).parent  # the installed package: the repo itself (-e), or site-packages/tracewh
+REPO = Path(__file__).resolve().parents[1]  # the source tree, whichever way tracewh is installed
 
 
 def _loaded_after_import(module: str) -> set[str]:
@@ -72,15 +74,57 @@ def test_every_door_gives_the_same_error(store, query):
     assert http.json()["detail"] == message
 
 
+def _source_packages(root: Path) -> set[str]:
+    return {"tracewh" + ("." + ".".join(p.parent.relative_to(root).parts) if p.parent != root else "")
+            for p in root.rglob("__init__.py")
+            if not {"tests", "bench", ".venv", "build"} & set(p.relative_to(root).parts)}
+
+
 def test_every_package_ships():
-    """pyproject lists packages by hand (the repo root is the package): none may be forgotten."""
+    """pyproject lists packages by hand (the repo root is the package): none may be forgotten, and
+    an installed tracewh (a wheel, not -e) holds each of them and the views and web assets."""
     import tomllib
 
-    listed = set(tomllib.loads((PACKAGE / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {"tracewh" + ("." + ".".join(p.parent.relative_to(PACKAGE).parts) if p.parent != PACKAGE else "")
-               for p in PACKAGE.rglob("__init__.py")
-               if not {"tests", "bench", ".venv", "build"} & set(p.relative_to(PACKAGE).parts)}
-    assert on_disk == listed
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    assert _source_packages(REPO) == listed
+    installed = _source_packages(PACKAGE)
+    assert installed >= listed, f"not installed: {sorted(listed - installed)}"
+    for data in ("queries/core/events.sql", "queries/delegate52/d52_rs_at_k.sql", "service/web/templates/base.html"):
+        assert (PACKAGE / data).is_file(), f"{data} is not installed"
+
+
+def test_the_tests_pass_against_a_wheel(tmp_path):
+    """`pip install .` (a wheel), not only `pip install -e .`: the wheel goes into a fresh venv that
+    borrows this one's dependencies, and a subset of the tests (layout, text rendering, the CLI's
+    demo, schema and Python API) runs against it, in about a minute. Built from a copy of the
+    sources, so the repo gets no build/ folder."""
+    import shutil
+    import sysconfig
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv", ".git", "tests", "bench", "build", "*.egg-info",
+                                                                "__pycache__", "spark-warehouse", ".pytest_cache"))
+    run = partial(subprocess.run, capture_output=True, text=True, timeout=300)
+    built = run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "--no-index",
+                 "-w", str(tmp_path / "dist")])
+    assert built.returncode == 0, built.stdout + built.stderr
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True).stdout.strip()
+    # This venv's packages without its editable tracewh: a plain path entry, whose own .pth files
+    # (the editable finder's) are not read.
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    installed = run([python, "-m", "pip", "install", "--no-deps", "--no-index", *map(str, (tmp_path / "dist").glob("*.whl"))])
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    where = run([python, "-c", "import tracewh; print(tracewh.__file__)"], check=True, cwd=tmp_path).stdout.strip()
+    assert where.startswith(site), where
+    tests = REPO / "tests"
+    result = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests / "test_layout.py"),
+                  str(tests / "test_text_render.py"), str(tests / "test_cli.py"),  # the CLI: the demo (views, web assets) and schema
+                  "-k", "not wheel and (test_layout or test_text_render or demo_twice or schema_page or query_result)"],
+                 cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
 def _module_name(path: Path) -> str:

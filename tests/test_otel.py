@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -50,6 +51,16 @@ def genai_run(run_id: str, seed: int, **options):
     return sent, list(spans)
 
 
+def settled(wh: Path, timeout: float = 10.0) -> None:
+    """Wait until every acknowledged request is committed: the receiver answers 200 once a request
+    is in the store's write-ahead spool, and deletes a spool segment once all its records are
+    committed, so an empty spool folder means everything answered is queryable."""
+    deadline = time.monotonic() + timeout
+    while list((wh / "_spool" / "otlp").glob("*.wal")):
+        assert time.monotonic() < deadline, "the OTLP spool was not committed in time"
+        time.sleep(0.02)
+
+
 def rows(wh: Path, query: str, *params) -> list[dict]:
     relation = tw.open(wh).sql(query, list(params) if params else None)
     return [dict(zip(relation.columns, row)) for row in relation.fetchall()]
@@ -59,7 +70,8 @@ def test_genai_agent_spans_over_otlp_http(server):
     sent, spans = genai_run("otel-genai", seed=11, model="gpt-5.4", response_model="gpt-5.4-2026-03-05")
     # two requests, the second gzip'd: a trace arrives across requests, children before their agent
     assert export(server.url, spans[:5]) and export(server.url, spans[5:], gzip_body=True)
-    # durable on 200: the spans are queryable the moment the exporter returns
+    # durable on 200 (in the spool), queryable once committed, a moment later
+    settled(server.wh)
     events = {e["span_id"]: e for e in rows(server.wh, "select * from events where run_id = $1", "otel-genai")}
     records = [r for t in sent["traces"] for r in t["spans"]]
     assert len(events) == len(records) == 12
@@ -92,6 +104,16 @@ def test_genai_agent_spans_over_otlp_http(server):
         "temp_c": 14, "conditions": "cloudy"}
     failed = json.loads(tools[(sent["traces"][0]["trace_id"], "search_docs")]["payload"])
     assert failed["status"] == "error" and failed["error"] == "TimeoutError"
+    # a failed tool call says why in a column of its own; one that worked has none
+    assert {(name, t["error"]) for (_, name), t in tools.items()} == {("get_weather", None), ("search_docs", "TimeoutError")}
+    # the model and tool spans name no agent: theirs is the enclosing invoke_agent span's
+    # (the second chat's parent is the plain agent_turn span, itself under the agent)
+    assert {c["agent"] for c in calls} | {t["agent"] for t in tools.values()} == {"weather-agent"}
+    # seq: the span's start in microseconds since 1970, whichever request brought the span: the
+    # run's time order, exact in a JSON number (nanoseconds since 1970 are past 2**53)
+    assert {sid: e["seq"] for sid, e in events.items()} == {
+        ots.hex_span_id(sp.context.span_id): sp.start_time // 1000 for sp in spans}
+    assert all(e["seq"] < 2**53 for e in events.values())
     assert failed["events"][0]["name"] == "exception" and "timed out" in failed["status_message"]
 
     delegations = rows(server.wh, "select * from delegations where run_id = $1", "otel-genai")
@@ -109,6 +131,7 @@ def test_openinference_instrumented_openai_client(server):
     spans = memory.get_finished_spans()
     provider.shutdown()
     assert export(server.url, spans)
+    settled(server.wh)
     events = {e["span_id"]: e for e in rows(server.wh, "select * from events where run_id = $1", "otel-openinference")}
     kinds = {"LLM": "llm_call", "TOOL": "tool_call", "AGENT": "delegation", "CHAIN": "span"}
     for record in sent["spans"]:
@@ -136,6 +159,7 @@ def test_otlp_json_bodies_get_json_answers_and_dual_conventions_agree(server):
     answer = httpx.post(server.url, content=body, timeout=30,
                         headers={**AUTH, "Content-Type": "application/json", "Content-Encoding": "gzip"})
     assert answer.status_code == 200 and answer.headers["content-type"] == "application/json" and answer.json() == {}
+    settled(server.wh)
     kinds = rows(server.wh, "select kind, count(*) as n, sum(prompt_tokens) as tokens from events where run_id = $1 "
                             "group by 1 order by 1", "otel-json")
     assert [(k["kind"], k["n"], k["tokens"]) for k in kinds] == [
@@ -186,8 +210,10 @@ def test_malformed_bodies_are_refused_and_store_nothing(server, content_type, bo
 def test_sending_the_same_spans_again_adds_nothing(server):
     _, spans = genai_run("otel-resent", seed=15)
     assert export(server.url, spans)
+    settled(server.wh)
     version, count = store_version(server.wh), len(rows(server.wh, "select 1 from events where run_id = $1", "otel-resent"))
     assert export(server.url, spans) and export(server.url, spans[::-1][:4])
+    settled(server.wh)
     assert store_version(server.wh) == version and count == 12
 
 
@@ -202,6 +228,7 @@ def test_concurrent_small_requests_share_commits(server):
     for thread in threads:
         thread.join()
     assert results == [True] * 24
+    settled(server.wh)
     assert len(rows(server.wh, "select 1 from events where run_id = $1", "otel-concurrent")) == 24
     assert store_version(server.wh) - before < 24  # grouped: fewer commits than requests
 
@@ -294,6 +321,7 @@ def test_export_otlp_posts_runs_to_an_otlp_endpoint(demo, server):
     result = tracewh("export-otlp", "--benchmark", "entcollabbench", "--endpoint", server.url,
                      "--header", f"Authorization=Bearer {TOKEN}", "-w", demo, check=True)
     assert "requests to " + server.url in result.err
+    settled(server.wh)
     for view in ("llm_calls", "tool_calls", "delegations"):
         query = f"select {VIEW_COLUMNS} from {view} where benchmark = 'entcollabbench' order by event_id"
         assert rows(server.wh, query) == rows(demo, query), view
@@ -320,3 +348,113 @@ def test_optimize_compacts_without_changing_answers_or_old_versions(tmp_path, wh
         assert tw.open(wh).store.unreadable_files(version) == []
     assert tw.open(wh).sql("select count(*) from events").fetchall() == [(33,)]
     assert store_version(wh) == 8 and [b.version for b in tw.open(wh).log()] == [1, 2, 3, 4, 5, 6, 8]
+
+
+# -- one size limit, end to end (#33) ------------------------------------------------------------
+
+def one_span_request(run_id: str, span_id: int, *, padding: int = 0):
+    """A request of one chat span for run `run_id`, carrying `padding` bytes in an attribute."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+    request = ExportTraceServiceRequest()
+    resource = request.resource_spans.add()
+    resource.resource.attributes.append(KeyValue(key="tracewh.run_id", value=AnyValue(string_value=run_id)))
+    span = resource.scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = span_id.to_bytes(16, "big"), span_id.to_bytes(8, "big"), "chat big"
+    span.start_time_unix_nano, span.end_time_unix_nano = ots.T0_NS, ots.T0_NS + 10**9
+    span.attributes.append(KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="chat")))
+    span.attributes.append(KeyValue(key="app.padding", value=AnyValue(string_value="x" * padding)))
+    return request
+
+
+def test_one_size_limit_end_to_end_413_above_it_stored_below(server):
+    from google.rpc.status_pb2 import Status
+
+    from tracewh.ingest.sources import Limits
+    from tracewh.service.otlp import MAX_BODY_BYTES
+
+    # the receiver's cap is the pipeline's record limit: a request it takes, the pipeline takes
+    assert MAX_BODY_BYTES == Limits().max_line_bytes == 32 << 20
+    headers = {**AUTH, "Content-Type": "application/x-protobuf"}
+    # just under the limit (what used to be a 422 "no adapter recognises this file" from 32 to 64 MiB)
+    under = one_span_request("otel-big", 0xB16, padding=MAX_BODY_BYTES - 1000).SerializeToString()
+    assert MAX_BODY_BYTES - 1000 < len(under) <= MAX_BODY_BYTES
+    answer = httpx.post(server.url, content=under, headers=headers, timeout=120)
+    assert answer.status_code == 200, answer.content[:300]
+    settled(server.wh)
+    assert rows(server.wh, "select count(*) as n from llm_calls where run_id = 'otel-big'") == [{"n": 1}]
+    # just over it: 413, naming the limit, and nothing stored
+    before = store_version(server.wh)
+    over = one_span_request("otel-too-big", 0xB17, padding=MAX_BODY_BYTES).SerializeToString()
+    answer = httpx.post(server.url, content=over, headers=headers, timeout=120)
+    assert answer.status_code == 413 and str(MAX_BODY_BYTES) in Status.FromString(answer.content).message
+    answer = httpx.post(server.url, content=gzip.compress(over), timeout=120,
+                        headers={**headers, "Content-Encoding": "gzip"})  # small on the wire, over once inflated
+    assert answer.status_code == 413
+    assert store_version(server.wh) == before
+
+
+def test_log_names_the_encoding_each_request_was_sent_in(server):
+    request = one_span_request("otel-encodings", 0xE1)
+    as_json = json.dumps(ots.otlp_json_dict(request), indent=2).encode()  # pretty-printed: lines inside
+    answer = httpx.post(server.url, content=as_json, headers={**AUTH, "Content-Type": "application/json"}, timeout=30)
+    assert answer.status_code == 200 and answer.json() == {}
+    settled(server.wh)
+    assert tw.open(server.wh).log()[-1].adapters == "otlp-json"
+    proto = one_span_request("otel-encodings", 0xE2).SerializeToString()
+    answer = httpx.post(server.url, content=proto, headers={**AUTH, "Content-Type": "application/x-protobuf"}, timeout=30)
+    assert answer.status_code == 200
+    settled(server.wh)
+    assert tw.open(server.wh).log()[-1].adapters == "otlp-proto"
+    assert rows(server.wh, "select count(*) as n from events where run_id = 'otel-encodings'") == [{"n": 2}]
+
+
+# -- spans no sender should write are refused, naming the field (#33) ----------------------------
+
+def _first_span(body: dict) -> dict:
+    return body["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+
+
+def _ends_before_start(body: dict) -> None:
+    span = _first_span(body)
+    span["endTimeUnixNano"] = str(int(span["startTimeUnixNano"]) - 1)
+
+
+def _kind_99(body: dict) -> None:
+    _first_span(body)["kind"] = 99
+
+
+def _run_id_list(body: dict) -> None:
+    body["resourceSpans"][0]["resource"]["attributes"] = [{"key": "tracewh.run_id", "value": {"arrayValue": {
+        "values": [{"stringValue": "run-a"}, {"stringValue": "run-b"}]}}}]
+
+
+def _int64_max_tokens(body: dict) -> None:
+    _first_span(body)["attributes"].append({"key": "gen_ai.usage.input_tokens", "value": {"intValue": str(2**63 - 1)}})
+
+
+@pytest.mark.parametrize("break_it, field", [
+    (_ends_before_start, "endTimeUnixNano"),
+    (_kind_99, "kind"),
+    (_run_id_list, "tracewh.run_id"),
+    (_int64_max_tokens, "gen_ai.usage.input_tokens"),
+])
+def test_impossible_spans_are_refused_naming_the_field(server, tmp_path, break_it, field):
+    body = ots.otlp_json_dict(one_span_request("otel-impossible", 0xBAD))
+    break_it(body)
+    # a Collector file, through `tracewh ingest`: exit 2, one line naming file, line and field
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps(body) + "\n")
+    wh = tmp_path / "wh"
+    result = tracewh("ingest", path, "-w", wh)
+    assert result.code == 2, result.err
+    message = [line for line in result.err.strip().splitlines() if line.strip()]
+    assert len(message) == 1 and "traces.jsonl" in message[0] and "line 1" in message[0] and f"'{field}'" in message[0]
+    assert store_version(wh) is None
+    # the same request over OTLP/HTTP: 400 (not retried), naming the field, nothing stored
+    before = store_version(server.wh)
+    answer = httpx.post(server.url, content=json.dumps(body).encode(), timeout=30,
+                        headers={**AUTH, "Content-Type": "application/json"})
+    assert answer.status_code == 400 and f"'{field}'" in answer.json()["message"]
+    assert store_version(server.wh) == before

@@ -48,3 +48,23 @@ def test_role_accuracy_respects_where(demo, tmp_path):
             "-w", demo, check=True)
     assert non_trivial(tmp_path / "one.png")
     assert (tmp_path / "one.png").read_bytes() != (tmp_path / "all.png").read_bytes()
+
+
+def test_rs_at_k_ticks_are_the_k_measured_and_pareto_panels_are_readable(demo):
+    """RS@k is measured at even k: ticks at 2, 4, ..., not 2.5, 5, 7.5. Pareto: at most two panels a
+    row (four in a row, scaled to a page, were unreadable) and one legend in a readable size."""
+    import tracewh as tw
+    from tracewh.analytics.plots import pareto, rs_curves
+
+    wh = tw.open(demo)
+    ks = sorted(k for (k,) in wh.sql("select distinct k from d52_rs_at_k").fetchall())
+    figure = rs_curves(wh, None)
+    assert list(figure.axes[0].get_xticks()) == ks
+    figure = pareto(wh, None)
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    columns = {round(ax.get_position().x0, 3) for ax in panels}
+    assert len(panels) == wh.sql("select count(distinct suite) from dcb_quality").fetchall()[0][0] and len(columns) <= 2
+    width, _ = figure.get_size_inches()
+    assert width / len(columns) >= 5  # inches a panel
+    (legend,) = figure.legends
+    assert min(t.get_fontsize() for t in legend.get_texts()) >= 9

@@ -55,3 +55,31 @@ def test_cached_tokens_and_snapshots():
     assert registry.cost("claude-sonnet-4-6", 1_000_000, 0, cached=1_000_000) == pytest.approx(0.30)
     assert registry.lookup("gpt-5.4-mini") is None  # a different model, not a snapshot of gpt-5.4
     assert registry.lookup("gemini-3-flash-preview") is registry.lookup("gemini-3-flash")
+
+
+@pytest.mark.parametrize("model, base", [
+    ("claude-sonnet-4-20250514", "claude-sonnet-4"),                       # a dated Anthropic id
+    ("anthropic/claude-sonnet-4-20250514", "claude-sonnet-4"),             # OpenRouter, LiteLLM, Inspect
+    ("openai/gpt-4o", "gpt-4o"),
+    ("openai/gpt-4o-2024-08-06", "gpt-4o"),
+    ("openai:gpt-4o", "gpt-4o"),                                           # pydantic-ai
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4.5"),  # Bedrock: region, vendor, version
+    ("claude-opus-4-1@20250805", "claude-opus-4.1"),                       # Vertex AI
+])
+def test_dated_and_provider_prefixed_ids_meet_their_base_model(model, base):
+    registry = PriceRegistry()
+    assert registry.lookup(base) is not None and registry.lookup(model) is registry.lookup(base)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "openai/gpt-4o-mini-2024-07-18", "claude-3-5-sonnet-20241022",
+                                   "anthropic/claude-sonnet-4-7"])
+def test_a_different_model_behind_a_known_prefix_stays_unpriced(model):
+    assert PriceRegistry().lookup(model) is None
+
+
+def test_a_dated_id_is_priced_at_ingest(tmp_path):
+    lines = json.dumps(relay_line("anthropic/claude-sonnet-4-20250514")) + "\n"
+    tracewh("ingest", write_zip(tmp_path / "r.zip", {"results_json_x.jsonl": lines.encode()}), "-w", tmp_path / "wh",
+            check=True)
+    # 2M prompt tokens at $3/M + 100k completion tokens at $15/M
+    assert costs(tmp_path / "wh") == {"r-anthropic/claude-sonnet-4-20250514": 7.5}

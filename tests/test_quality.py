@@ -74,7 +74,7 @@ def test_quarantine_holds_failing_events_and_commits_the_rest(tmp_path, seeded):
     events = [llm_call("r2", 1, prompt_tokens=7), llm_call("r2", 2, prompt_tokens=-1), llm_call("r2", 3, cost_usd=-2.0)]
     source = write_native(tmp_path / "mixed.jsonl", events)
     result = tracewh("ingest", source, "-w", seeded, "--quarantine", check=True)
-    assert "1 events added" in result.out and "2 events quarantined" in result.out
+    assert "1 event added" in result.out and "2 events quarantined" in result.out
     assert tw.open(seeded).sql("select seq from llm_calls where run_id = 'r2'").fetchall() == [(1,)]
 
     listed = pl.read_csv(tracewh("quarantine", "-w", seeded, "-f", "csv", check=True).out.encode())

@@ -27,7 +27,7 @@ from tracewh.demo.build import build_demo
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
-from web_trace import big_task_events, chromium, launch  # noqa: E402
+from web_trace import big_task_events  # noqa: E402
 
 TOKEN = "web-test-token"
 SCRIPT = "<script>window.__xss = 1</script>"
@@ -59,12 +59,35 @@ def xss_events() -> list[dict[str, Any]]:
     ]
 
 
+FAIL_RUN, FAIL_TASK, TOOL_ERROR = "failing-run", "failing-task", "ConnectionError: the ERP did not answer in 30 s"
+
+
+def failing_events() -> list[dict[str, Any]]:
+    """A short task: a tool call that failed, a plain OTLP span, then four state diffs in a row."""
+    base = {"run_id": FAIL_RUN, "benchmark": "custom", "task_id": FAIL_TASK, "trace_id": "t9"}
+    diffs = [{**base, "kind": "state_diff", "parent_span_id": "root", "ts": f"2026-05-01T10:00:0{4 + i}Z",
+              "payload": {"service": "erp", "table": "ledger", "key": f"L{i}", "op": "update", "before": i, "after": i + 1}}
+             for i in range(4)]
+    return [
+        {**base, "kind": "task_started", "span_id": "root", "ts": "2026-05-01T10:00:00Z", "payload": {"instruction": "Book it"}},
+        {**base, "kind": "tool_call", "span_id": "x1", "parent_span_id": "root", "tool_name": "erp_post",
+         "ts": "2026-05-01T10:00:01Z", "payload": {"arguments": {"id": 1}, "status": "error", "error": TOOL_ERROR}},
+        {**base, "kind": "tool_call", "span_id": "x2", "parent_span_id": "root", "tool_name": "erp_get",
+         "ts": "2026-05-01T10:00:02Z", "payload": {"arguments": {"id": 1}, "status": "ok", "result": "fine"}},
+        {**base, "kind": "span", "span_id": "s1", "parent_span_id": "root", "ts": "2026-05-01T10:00:03Z",
+         "payload": {"name": "retrieve_documents", "span_kind": "internal"}},
+        *diffs,
+        {**base, "kind": "task_finished", "parent_span_id": "root", "ts": "2026-05-01T10:00:09Z", "payload": {"status": "ok"}},
+    ]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("web")
     wh, _ = build_demo(tmp, tasks=2)
     big = big_task_events(BIG_EVENTS, run_id=BIG_RUN, task_id=BIG_TASK)
-    wh.ingest([write_native(tmp / "xss.jsonl", xss_events()), write_native(tmp / "big.jsonl", big)])
+    wh.ingest([write_native(tmp / "xss.jsonl", xss_events()), write_native(tmp / "big.jsonl", big),
+               write_native(tmp / "failing.jsonl", failing_events())])
     held = {"run_id": "held-run", "benchmark": "custom", "kind": "llm_call", "prompt_tokens": -5}
     wh.ingest([write_native(tmp / "held.jsonl", [held, held | {"prompt_tokens": 5}])], quarantine=True)
     return wh.path
@@ -74,19 +97,6 @@ def store(tmp_path_factory) -> Path:
 def base(store) -> Iterator[str]:
     with serving(store) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(request) -> Iterator[Any]:
-    executable = chromium()
-    if executable is None:
-        pytest.skip("no chromium found: apt-get install chromium (or set TRACEWH_CHROMIUM=/path/to/chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p, executable)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -303,16 +313,16 @@ def test_the_sql_editor_runs_a_query_keeps_it_in_the_url_and_downloads(page, bas
     cells = [r.locator("td").all_inner_texts() for r in page.locator("#sql-result tbody tr").all()]
     assert cells == [[row["model"] or "", str(row["n"])] for row in api]
     page.shoot("sql")
-    shared = page.url
-    page.goto(base + "/")
-    page.goto(shared)  # the URL holds the query: a shared link shows the same table
-    expect(page.locator("#q")).to_have_value(query)
-    assert len(page.locator("#sql-result tbody tr").all()) == len(api)
     with page.expect_download() as download:
-        page.click("a:text-is('Parquet')")
+        page.click("#sql-result-note button:text-is('Parquet')")  # a POST, as running the query is
     import pyarrow.parquet as pq
 
     assert pq.read_table(download.value.path()).num_rows == len(api)
+    page.click("#sql-share")  # a shared link fills the editor; the query runs when Run is pressed
+    expect(page.locator("#q")).to_have_value(query)
+    expect(page.locator("#sql-result")).to_have_count(0)
+    page.click("#sql-form button[type=submit]")
+    expect(page.locator("#sql-result tbody tr")).to_have_count(len(api))
 
 
 @pytest.mark.parametrize("query", ["copy events to '/tmp/out.csv'", "select * from read_text('/etc/hostname')",
@@ -320,8 +330,10 @@ def test_the_sql_editor_runs_a_query_keeps_it_in_the_url_and_downloads(page, bas
 def test_the_sql_editor_shows_the_services_error_for_a_refused_query(page, base, query):
     expect = _expect()
     api = httpx.post(f"{base}/sql", json={"query": query})
-    response = page.goto(f"{base}/ui/sql?{urlencode({'q': query})}")
-    assert response.status == api.status_code == 400
+    page.goto(f"{base}/ui/sql?{urlencode({'q': query})}")
+    with page.expect_response(lambda r: r.request.method == "POST") as response:
+        page.click("#sql-form button[type=submit]")
+    assert response.value.status == api.status_code == 400
     expect(page.locator(".error")).to_contain_text(api.json()["detail"])
     expect(page.locator("#q")).to_have_value(query)
     assert page.locator("#sql-result").count() == 0
@@ -354,6 +366,9 @@ def test_stored_markup_stays_text_everywhere(page, base):
              f"{base}/ui/sql?{urlencode({'q': 'select ' + repr(SCRIPT) + ' as ' + chr(34) + IMG + chr(34)})}"]
     for address in pages:
         page.goto(address)
+        if "/ui/sql" in address:
+            with page.expect_response(lambda r: r.request.method == "POST"):  # a result, or the query's error
+                page.click("#sql-form button[type=submit]")
         expect(page.get_by_text(SCRIPT).first).to_be_attached()  # shown, as text
         if "/ui/trace" in address:
             page.click('[data-trace="unfold"]')
@@ -413,3 +428,186 @@ def test_the_token_is_asked_once_and_kept_in_a_strict_httponly_cookie(browser, s
         page.goto(base + "/")
         expect(page).to_have_url(re.compile(r"/ui/login"))
         context.close()
+
+
+# -- issues #32 and #33: the filter form, the trace, the tables, cross-site requests, sign-in links --
+
+def test_the_runs_list_opens_newest_first_and_filters_by_benchmark_alone(page, base, store):
+    expect = _expect()
+    page.goto(base + "/")
+    newest = [r[0] for r in tracewh.open(store).sql("select run_id from runs order by last_ts desc nulls last, run_id "
+                                                    "limit 50").fetchall()]
+    assert page.locator("#runs tbody td:first-child").all_inner_texts() == newest
+    expect(page.locator("#runs th[aria-sort=descending]")).to_contain_text("time span")
+    page.select_option("select[name=benchmark]", "entcollabbench")  # the attribute box stays empty
+    with page.expect_response(lambda r: "benchmark=entcollabbench" in r.url) as answer:
+        page.click("form.filters button[type=submit]")
+    assert answer.value.status == 200
+    (expected,) = _one(store, "select count(*) from runs where benchmark = 'entcollabbench'")
+    expect(page.locator("#runs tbody tr")).to_have_count(expected)
+    assert set(page.locator("#runs td:nth-child(2)").all_inner_texts()) == {"entcollabbench"}
+
+
+def test_a_trace_whose_clocks_disagree_is_ordered_by_sequence_with_the_gaps_marked(page, base, store):
+    expect = _expect()
+    run, task = _one(store, "select run_id, task_id from events where benchmark = 'entcollabbench' and task_id is not null "
+                            "group by all order by max(ts) - min(ts) desc, run_id, task_id limit 1")
+    page.goto(_trace_url(base, run, task))
+    expect(page.locator("#clock-note")).to_have_text("Timestamps disagree; ordered by sequence, gaps marked.")
+    expect(page.locator("p.note").first).not_to_contain_text(re.compile(r"events over"))  # not "over 121 h 18 min"
+    assert page.locator("#trace .gap-mark:visible").count() >= 1
+    page.shoot("trace-clocks-disagree")
+    page.goto(_trace_url(base, FAIL_RUN, FAIL_TASK))  # one clock: a time axis as before
+    expect(page.locator("p.note").first).to_contain_text("over 9.00 s")
+    expect(page.locator("#clock-note")).to_have_count(0)
+
+
+def test_a_failed_call_is_marked_a_span_shows_its_name_and_state_diffs_fold_into_one_row(page, base):
+    expect = _expect()
+    missing = []
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    page.goto(_trace_url(base, FAIL_RUN, FAIL_TASK))
+    failed = page.locator("#trace .row.failed")
+    expect(failed).to_have_count(1)
+    expect(failed.locator(".kind")).to_have_text("tool_call")
+    expect(failed.locator(".fail-mark")).to_be_visible()
+    expect(failed.locator(".error-text")).to_have_text(TOOL_ERROR)
+    assert failed.locator(".fail-mark").evaluate("e => getComputedStyle(e).color") == "rgb(180, 35, 24)"  # red
+    expect(page.locator("#trace .k-span .label")).to_have_text("retrieve_documents")
+    group = page.locator("#trace .k-state_diffs")
+    expect(group).to_have_count(1)
+    expect(group).to_have_attribute("aria-expanded", "false")
+    expect(group.locator(".label")).to_have_text("4 state changes")
+    expect(page.locator("#trace .k-state_diff:visible")).to_have_count(0)
+    group.click()
+    expect(page.locator("#trace .k-state_diff:visible")).to_have_count(4)
+    page.shoot("trace-failed-call")
+    assert missing == []  # the favicon too
+
+
+def test_at_420_px_the_trace_and_a_wide_view_stay_readable(browser, base, store, shots):
+    expect = _expect()
+    context = browser.new_context(viewport={"width": 420, "height": 900})
+    page = context.new_page()
+    run, task = _one(store, "select run_id, task_id from delegations where benchmark = 'entcollabbench' "
+                            "order by run_id, seq limit 1")
+    page.goto(_trace_url(base, run, task))
+    expect(page.locator('#trace[data-ready="true"]')).to_be_visible()
+    name = page.locator("#trace .row .name").first.bounding_box()
+    assert name["width"] >= 200, name  # the event column keeps the room
+    heads = [page.locator(".tree-head span").nth(i).bounding_box() for i in range(6)]
+    shown = [h for h in heads if h is not None and h["width"] > 0]
+    assert all(a["x"] + a["width"] <= b["x"] for a, b in zip(shown, shown[1:])), shown  # no header on another
+    _shoot(page, shots, "trace-420")
+    page.goto(base + "/ui/views/ecb_table1")
+    box = page.locator("#view-table").locator("xpath=..")
+    assert box.evaluate("e => e.scrollWidth > e.clientWidth")  # the table scrolls in its box ...
+    assert page.evaluate("document.documentElement.scrollWidth") <= 420  # ... not the page
+    model = page.locator("#view-table tbody td:first-child").first
+    assert model.evaluate("e => e.getClientRects().length && e.offsetHeight < 2 * parseFloat(getComputedStyle(e).lineHeight) + 10")
+    _shoot(page, shots, "ecb-table1-420")
+    context.close()
+
+
+def test_view_numbers_are_right_aligned_and_rounded_with_the_exact_value_kept(page, base, store):
+    expect = _expect()
+    page.goto(base + "/ui/views/ecb_table1")
+    columns = page.locator("#view-table thead th").all_inner_texts()
+    column = columns.index("workflow_multi_subtask") + 1
+    cells = page.locator(f"#view-table tbody td:nth-child({column})")
+    expect(cells.first).to_have_class(re.compile(r"\bnum\b"))
+    assert cells.first.evaluate("e => getComputedStyle(e).textAlign") == "right"
+    exact = dict(tracewh.open(store).sql("select model, workflow_multi_subtask from ecb_table1").fetchall())
+    models = page.locator("#view-table tbody td:first-child").all_inner_texts()
+    for model, shown in zip(models, cells.all_inner_texts()):
+        assert shown == f"{exact[model]:.1f}"  # 73.3333 reads 73.3: the column's largest < 100, three digits
+    assert any(len(c.get_attribute("title") or "") > len(t) for c, t in zip(cells.all(), cells.all_inner_texts()))
+
+
+ATTACK_PAGE = """<!doctype html><title>elsewhere</title>
+<iframe name="sink"></iframe>
+<a id="link" href="{target}/ui/sql?q={query}">a link someone posted</a>
+<form id="f" method="post" action="{target}/ui/sql" target="sink"><input name="q" value="{raw}"></form>
+<form id="d" method="post" action="{target}/ui/sql/download" target="sink">
+  <input name="q" value="{raw}"><input name="format" value="csv"></form>
+<script>document.getElementById("f").submit(); setTimeout(() => document.getElementById("d").submit(), 300);</script>
+"""
+
+
+def test_another_sites_page_cannot_run_a_query(browser, base):
+    """A page on another origin (another port) sends the query by GET and by auto-submitted POSTs:
+    the GET only fills the editor, the POSTs get 403; the marker the query makes never comes back."""
+    import http.server
+    import threading
+    from urllib.parse import quote
+
+    from helpers import free_port
+
+    raw = "select 'ran-' || 'marker' as x"
+    page_html = ATTACK_PAGE.format(target=base, query=quote(raw), raw=raw).encode()
+
+    class Elsewhere(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page_html)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Elsewhere)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    page = context.new_page()
+    answers: list[tuple[str, str, int, bytes]] = []
+    page.on("response", lambda r: answers.append((r.request.method, r.url, r.status, r.body()))
+            if r.url.startswith(base) else None)
+    try:
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        page.wait_for_timeout(1500)
+        posts = [(url, status) for method, url, status, _ in answers if method == "POST"]
+        assert sorted(posts) == [(base + "/ui/sql", 403), (base + "/ui/sql/download", 403)], answers
+        page.click("#link")  # a plain GET from another site: the editor, filled, nothing run
+        _expect()(page.locator("#q")).to_have_value(raw)
+        _expect()(page.locator("#sql-result")).to_have_count(0)
+        assert all(b"ran-marker" not in body for *_, body in answers)
+        page.goto(f"{base}/ui/sql?q={quote(raw)}")  # the same query, from this server's editor: runs
+        page.click("#sql-form button[type=submit]")
+        _expect()(page.locator("#sql-result")).to_contain_text("ran-marker")
+    finally:
+        context.close()
+        other.shutdown()
+
+
+HOSTILE_NEXT = ["/%09/evil.example", "/\t/evil.example", "/%5cevil.example", "//evil.example", "/\\evil.example",
+                "https://evil.example", "javascript:alert(1)", "%2f%2fevil.example", "/%2F%2Fevil.example",
+                "/\n/evil.example", " //evil.example", "\\\\evil.example", "/%0a/evil.example", "http:evil.example"]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_NEXT)
+def test_the_sign_in_link_never_leads_off_site(base, hostile):
+    answer = httpx.get(f"{base}/ui/login", params={"next": hostile})
+    continue_to = re.search(r'<a href="([^"]*)">Continue</a>', answer.text).group(1)
+    assert continue_to == "/", (hostile, continue_to)
+
+
+def test_the_sign_in_link_keeps_a_path_on_this_server_and_chromium_stays_on_it(page, base):
+    expect = _expect()
+    page.goto(f"{base}/ui/login?{urlencode({'next': '/ui/views?f.x=a%20b'})}")
+    expect(page.locator("a:text-is('Continue')")).to_have_attribute("href", "/ui/views?f.x=a%20b")
+    page.goto(f"{base}/ui/login?next=/%09/evil.example")
+    page.click("a:text-is('Continue')")
+    expect(page).to_have_url(base + "/")
+
+
+def test_a_run_whose_cost_is_unknown_reads_n_a_never_zero(page, base, store):
+    # EntCollabBench's demo model is missing from the price list: the run's total is unknown, not $0.
+    (run, unpriced) = _one(store, "select run_id, unpriced_calls from runs where cost_usd is null and unpriced_calls > 0 "
+                                  "order by run_id limit 1")
+    page.goto(base + "/?benchmark=entcollabbench&sort=run_id&desc=false")
+    row = page.locator("#runs tbody tr", has_text=run)
+    cost = row.locator("td abbr")
+    _expect()(cost).to_have_text("n/a")
+    assert f"{unpriced} LLM call(s) without a known cost" in cost.get_attribute("title")
+    assert "$0.0000" not in row.inner_text()

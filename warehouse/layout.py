@@ -5,6 +5,7 @@ Lake library: what every command needs before it knows whether it needs more.
     WAREHOUSE/_staging/           batches being prepared
     WAREHOUSE/_catalog/           compiled view catalogs (queries/catalog.py), rebuilt at will
     WAREHOUSE/quarantine/         events the quality gate held back (a second Delta table)
+    WAREHOUSE/_spool/otlp/        OTLP requests answered and not yet committed (wal.py, service/otlp_spool.py)
 """
 
 from __future__ import annotations
@@ -43,3 +44,33 @@ def latest_version(table_path: Path) -> int | None:
         return None
     versions = [int(m.group(1)) for name in names if (m := COMMIT_FILE.match(name))]
     return max(versions) if versions else None
+
+
+def holds_store(root: Path) -> bool:
+    """Whether `root` is a store: its events table has a commit (`tracewh ingest` made it)."""
+    return latest_version(root / "events") is not None
+
+
+def missing_store(root: Path, demo: Path | None = None) -> str:
+    """What to tell someone who reads `root` when no store is there: the path, the store they
+    probably meant (a store inside it, a sibling of a similar name, or the demo store `demo`),
+    and that ingest is what creates a store."""
+    near = nearby_store(root, demo)
+    hint = f"; did you mean {near}?" if near else ""
+    return f"no tracewh store at {root}{hint} (`tracewh ingest PATH -w {root}` creates one)"
+
+
+def nearby_store(root: Path, demo: Path | None = None) -> Path | None:
+    import difflib
+
+    if holds_store(root / "warehouse"):  # the folder above a store: ~/.tracewh/demo for ~/.tracewh/demo/warehouse
+        return root / "warehouse"
+    try:
+        siblings = [p for p in root.parent.iterdir() if p.is_dir() and p != root]
+    except OSError:
+        siblings = []
+    names = difflib.get_close_matches(root.name, [p.name for p in siblings], n=5, cutoff=0.6)
+    for name in names:  # the closest name first
+        if holds_store(root.parent / name):
+            return root.parent / name
+    return demo if demo is not None and demo != root and holds_store(demo) else None

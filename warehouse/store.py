@@ -64,6 +64,7 @@ class Batch:
     events: int
     duplicates: int
     kinds: dict[str, int] = field(default_factory=dict)
+    operation: str = "ingest"  # or a maintenance commit's (optimize), which adds no batch
 
 
 @dataclass
@@ -119,6 +120,12 @@ class Store:
         table = self.table()
         return [] if table is None else _batches(table)
 
+    def log(self) -> list[Batch]:
+        """The batches and the maintenance commits between them (optimize), oldest first: every
+        version a user can pass to --as-of, but the table's creation."""
+        table = self.table()
+        return [] if table is None else _batches(table, maintenance=True)
+
     def has_batch(self, key: str) -> bool:
         """Whether a batch with this key is committed (read off the log's new commits only)."""
         keys = self._log.keys()
@@ -128,7 +135,7 @@ class Store:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        with store_umask():
+        with store_umask(self.root):
             self.root.mkdir(parents=True, exist_ok=True)
             with open(self.root / ".writer.lock", "a") as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX)  # released by the OS if this process dies
@@ -140,7 +147,7 @@ class Store:
     @contextmanager
     def staging(self) -> Iterator[Path]:
         """A private folder for one batch in preparation, removed afterwards (staging.py)."""
-        with store_umask(), staging_folder(self.root / "_staging") as path:
+        with store_umask(self.root), staging_folder(self.root / "_staging") as path:
             yield path
 
     def remove_dead_staging(self) -> list[Path]:
@@ -452,14 +459,26 @@ def batch_keys(info: dict[str, Any]) -> list[str]:
     return [batch["key"] for batch in ledger(info)]
 
 
-def _batches(table: DeltaTable) -> list[Batch]:
+def _batches(table: DeltaTable, maintenance: bool = False) -> list[Batch]:
     # history() is newest first and complete (the log is never cleaned up, see _ensure_table),
     # so an entry's version is its position. Its own "version" field is not trusted:
     # delta-rs numbers it from the version the handle loaded, and a commit landing
     # meanwhile shifts every number.
     entries = table.history()
     batches = [_batch(batch, h["timestamp"], len(entries) - 1 - i) for i, h in enumerate(entries) for batch in ledger(h)]
+    if maintenance:
+        batches += [_maintenance(h, len(entries) - 1 - i) for i, h in enumerate(entries) if META + "operation" in h]
     return sorted(batches, key=lambda b: b.version)
+
+
+def _maintenance(entry: dict[str, Any], version: int) -> Batch:
+    """A commit that adds no events (optimize) as a log entry: what it did, no source or counts."""
+    metrics = entry.get("operationMetrics") or {}
+    done = (f"{metrics['numFilesRemoved']} data files compacted into {metrics['numFilesAdded']}"
+            if "numFilesRemoved" in metrics and "numFilesAdded" in metrics else "")
+    return Batch(version=version, time=datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc), batch_id="",
+                 source=done, digest="", key="", adapters="", events=0, duplicates=0,
+                 operation=entry[META + "operation"])
 
 
 def _batch(batch: dict[str, str], timestamp_ms: int, version: int) -> Batch:

@@ -27,9 +27,10 @@ ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, NATIVE, INSPECT,
 def unrecognised(file: SourceFile, ctx: AdapterContext) -> BadInputError:
     """The error for a data file no adapter claimed: what its first record looks like, and what we read."""
     first = ctx.first(file)
-    known = "; ".join(f"{a.name}: {a.description}" for a in ADAPTERS)
+    known = ", ".join(a.name for a in ADAPTERS)  # one short line: each format's files are in docs/formats/
     what = "its first line is not a JSON object" if first is None else f"first record has keys {sorted(first)[:8]}"
-    return BadInputError(file.display, f"no adapter recognises this file ({what}). Supported formats: {known}", line=1)
+    return BadInputError(file.display, f"no adapter recognises this file ({what}); tracewh reads {known} "
+                         "(`tracewh ingest --help`, docs/formats/)", line=1)
 
 
 __all__ = ["ADAPTERS", "Adapter", "EventBatch", "FileAdapter", "Group", "Located", "unrecognised"]

@@ -5,9 +5,9 @@ or the exception) reaches the caller. Attempts and retries are read from the SDK
 client through event hooks (the SDKs number retries in the `x-stainless-retry-count` header).
 Streams keep their SDK type: only their item iterator is observed.
 
-Without `capture_content` an event holds no text: no messages, no tool-call arguments, and
-of the request's parameters only those that cannot carry free text (PARAMS_WITHOUT_TEXT):
-shapes, counts, names and ids.
+Without `capture_content` an event holds no text: no messages, no tool-call arguments, no
+provider error message (only the error's class and HTTP status), and of the request's parameters
+only those that cannot carry free text (PARAMS_WITHOUT_TEXT): shapes, counts, names and ids.
 """
 
 from __future__ import annotations
@@ -88,10 +88,12 @@ class LLMCall:
                       payload=self._payload(**extra))
 
     def fail(self, error: BaseException) -> None:
-        """Write the call's event for a request that raised."""
-        status = getattr(error, "status_code", None)
-        detail = {"type": type(error).__name__, "status": status, "code": getattr(error, "code", None),
-                  "message": str(error)[:500]}
+        """Write the call's event for a request that raised. Without capture_content only the error's
+        class and HTTP status are kept: a provider's message (and its `code`, free text to some)
+        can echo the request's content ("... 'Where is the Louvre?' is too long")."""
+        detail = {"type": type(error).__name__, "status": getattr(error, "status_code", None)}
+        if self.log.capture_content:
+            detail |= {"code": getattr(error, "code", None), "message": str(error)[:500]}
         self.log.emit("llm_call", self.frame, ts=self.ts, span_id=new_span(), model=self.kwargs.get("model"),
                       latency_s=time.perf_counter() - self.started, finish_reason="error",
                       payload=self._payload(error=detail))

@@ -4,8 +4,9 @@ Events are shaped like the DecisionBench archive adapter's (orchestrator steps n
 task, peer calls children of their delegation span), so every view treats captured runs as
 ingested ones. A failure to record is a warning, never an exception in the user's code.
 
-Content: without `capture_content=True` no message text, tool arguments, tool results or
-delegation messages are recorded (only names, ids, counts and shapes). Keyword fields you
+Content: without `capture_content=True` no message text, tool arguments, tool results,
+delegation messages or error messages are recorded (only names, ids, counts, shapes, error
+classes and HTTP statuses). Keyword fields you
 pass to `task()` yourself are recorded as given.
 """
 
@@ -116,6 +117,15 @@ class Recorder(RunLog):
             self.emit("run_attrs", self.root, ts=None, payload={"model": model})
         self.emit("run_finished", self.root, payload={"status": "ok"})
         self.spool.close()
+
+    def ingest_into(self, warehouse: Any) -> None:
+        """Ingest the run's spool folder into `warehouse` (a Warehouse). A store created here takes
+        the spool folder's permission bits (0700 unless you made it otherwise): it holds the same
+        events, which may include prompts. An existing store keeps its own."""
+        from ...warehouse.permissions import create_like
+
+        create_like(warehouse.path, self.spool.folder.parent)
+        warehouse.ingest([self.spool.folder])
 
 
 @contextmanager

@@ -3,7 +3,16 @@
 -- attrs: see run_attributes. model: the `model` attribute when given, else the model of
 -- most LLM calls. score: the run's headline score in [0, 1], the mean over its tasks of each
 -- task's final score (see tasks); NULL when no task was scored.
--- tracewh: materialize (a headline view: GET /runs and the web page read it on every request;
+-- cost_usd: the sum over the run's LLM calls; NULL when any call's cost is unknown (a model
+-- missing from the price list, a log without usage), never a partial sum; 0 for a run
+-- without LLM calls. unpriced_calls: how many LLM calls have no cost (why cost_usd is NULL).
+-- prompt_tokens, completion_tokens, total_tokens: likewise NULL when any LLM call logged no
+-- token counts (EntCollabBench's trajectories, for one), never a partial sum. reasoning and
+-- cached tokens are counted where reported (many providers report none).
+-- A "run" of reference data alone (every event a `registry` or `run_attrs` event, e.g. the
+-- DELEGATE-52 environment dataset `delegate52-dataset`) is no run and has no row; its
+-- events stay in `events` and the views that read them (d52_environments).
+-- tracewh: materialize by run_id (a headline view: GET /runs and the web page read it on every request;
 -- computing it over every event took ~250 ms per request on the demo store)
 CREATE OR REPLACE VIEW runs AS
 WITH totals AS (
@@ -20,7 +29,11 @@ WITH totals AS (
         coalesce(sum(completion_tokens), 0)::BIGINT AS completion_tokens,
         coalesce(sum(reasoning_tokens), 0)::BIGINT AS reasoning_tokens,
         coalesce(sum(cached_tokens), 0)::BIGINT AS cached_tokens,
-        coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) AS cost_usd,
+        count(*) FILTER (WHERE kind = 'llm_call' AND (prompt_tokens IS NULL OR completion_tokens IS NULL))
+            AS untokened_calls,
+        count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) AS unpriced_calls,
+        coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) AS priced_cost,
+        count(*) FILTER (WHERE kind NOT IN ('registry', 'run_attrs')) AS n_activity,
         min(ts) FILTER (WHERE kind <> 'run_attrs') AS first_ts,
         max(ts) FILTER (WHERE kind <> 'run_attrs') AS last_ts
     FROM events
@@ -32,11 +45,15 @@ SELECT
     coalesce(a.attrs ->> '$.model', t.llm_model) AS model,
     coalesce(a.attrs, '{}'::JSON) AS attrs,
     t.n_events, t.n_tasks, t.n_llm_calls, t.n_tool_calls, t.n_delegations,
-    t.prompt_tokens, t.completion_tokens, t.reasoning_tokens, t.cached_tokens,
-    t.prompt_tokens + t.completion_tokens AS total_tokens,
-    t.cost_usd,
+    CASE WHEN t.untokened_calls = 0 THEN t.prompt_tokens END AS prompt_tokens,
+    CASE WHEN t.untokened_calls = 0 THEN t.completion_tokens END AS completion_tokens,
+    t.reasoning_tokens, t.cached_tokens,
+    CASE WHEN t.untokened_calls = 0 THEN t.prompt_tokens + t.completion_tokens END AS total_tokens,
+    CASE WHEN t.unpriced_calls = 0 THEN t.priced_cost END AS cost_usd,
+    t.unpriced_calls,
     t.first_ts, t.last_ts,
     s.score
 FROM totals AS t
 LEFT JOIN run_attributes AS a USING (run_id)
-LEFT JOIN (SELECT run_id, avg(score) AS score FROM tasks GROUP BY run_id) AS s USING (run_id);
+LEFT JOIN (SELECT run_id, avg(score) AS score FROM tasks GROUP BY run_id) AS s USING (run_id)
+WHERE t.n_activity > 0;

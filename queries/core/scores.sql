@@ -1,4 +1,8 @@
--- One row per score: a metric value in [0, 1] for a step, task or run.
+-- One row per item score: a metric value in [0, 1] for a step, task or run of the benchmark.
+--
+-- Aggregates a log reports about its own items (Inspect's run-level `accuracy`, `stderr`,
+-- `mean`: score events with payload.level = 'run') are not item scores, and a mean over
+-- this view would mix a standard error into it: they are rows of inspect_metrics instead.
 CREATE OR REPLACE VIEW scores AS
 SELECT
     event_id, run_id, benchmark, seq, ts, task_id, subtask, agent, model,
@@ -8,4 +12,4 @@ SELECT
     payload ->> '$.error' AS error,
     payload
 FROM events
-WHERE kind = 'score';
+WHERE kind = 'score' AND payload ->> '$.level' IS DISTINCT FROM 'run';

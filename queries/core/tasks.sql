@@ -4,7 +4,8 @@
 -- its last score of any level: DecisionBench `quality`, EntCollabBench `task_pass` (not the
 -- subtasks'), DELEGATE-52 the reconstruction score after the relay's last round trip. Events
 -- without a task (run attributes, registries) belong to none. Cost counts LLM calls only and
--- the time span leaves out run_attrs events, as in `runs`.
+-- the time span leaves out run_attrs events, as in `runs`: cost_usd is NULL when any of the
+-- task's LLM calls has no cost, never a partial sum (unpriced_calls counts them).
 CREATE OR REPLACE VIEW tasks AS
 SELECT
     run_id,
@@ -15,10 +16,16 @@ SELECT
     count(*) FILTER (WHERE kind = 'llm_call') AS n_llm_calls,
     count(*) FILTER (WHERE kind = 'tool_call') AS n_tool_calls,
     count(*) FILTER (WHERE kind = 'delegation') AS n_delegations,
-    coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
-    coalesce(sum(completion_tokens), 0)::BIGINT AS completion_tokens,
-    coalesce(sum(prompt_tokens), 0)::BIGINT + coalesce(sum(completion_tokens), 0)::BIGINT AS total_tokens,
-    coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) AS cost_usd,
+    -- token counts likewise: NULL when any LLM call logged none, never a partial sum
+    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND prompt_tokens IS NULL) = 0
+         THEN coalesce(sum(prompt_tokens), 0)::BIGINT END AS prompt_tokens,
+    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND completion_tokens IS NULL) = 0
+         THEN coalesce(sum(completion_tokens), 0)::BIGINT END AS completion_tokens,
+    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND (prompt_tokens IS NULL OR completion_tokens IS NULL)) = 0
+         THEN coalesce(sum(prompt_tokens), 0)::BIGINT + coalesce(sum(completion_tokens), 0)::BIGINT END AS total_tokens,
+    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) = 0
+         THEN coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) END AS cost_usd,
+    count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) AS unpriced_calls,
     min(ts) FILTER (WHERE kind <> 'run_attrs') AS first_ts,
     max(ts) FILTER (WHERE kind <> 'run_attrs') AS last_ts,
     coalesce(

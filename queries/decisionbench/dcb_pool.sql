@@ -1,4 +1,5 @@
 -- DecisionBench: the model pool of each run (from its manifest): model, vendor, tier.
+-- tracewh: by run_id
 CREATE OR REPLACE VIEW dcb_pool AS
 SELECT DISTINCT
     run_id,

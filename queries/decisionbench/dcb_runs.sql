@@ -1,4 +1,5 @@
 -- DecisionBench: one row per run (archive, τ-bench or BFCL file) with its orchestrator model, suite, shard, split and condition.
+-- tracewh: by run_id
 CREATE OR REPLACE VIEW dcb_runs AS
 SELECT
     r.run_id,

@@ -1,6 +1,7 @@
 -- DecisionBench Stage-1 skill profile: per model and skill, pass rate (points) over stage1 tasks with a step of that skill, and what it cost.
 --
--- cost_per_success = total cost / total quality. rank: 1 = best pass rate among the
+-- cost_per_success = total cost / total quality. cost_per_task and cost_per_success are
+-- NULL when any task's cost is unknown (never a partial sum). rank: 1 = best pass rate among the
 -- models with that skill, ties to the lower cost per success, then the model name.
 CREATE OR REPLACE VIEW dcb_skill_stats AS
 WITH task_output AS (
@@ -15,8 +16,8 @@ stats AS (
         100 * avg(t.quality) AS pass_rate,
         avg(t.n_steps) AS avg_steps,
         avg(o.output_tokens) AS avg_output_tokens,
-        avg(t.cost_usd) AS cost_per_task,
-        sum(t.cost_usd) / nullif(sum(t.quality), 0) AS cost_per_success
+        CASE WHEN count(t.cost_usd) = count(*) THEN avg(t.cost_usd) END AS cost_per_task,
+        CASE WHEN count(t.cost_usd) = count(*) THEN sum(t.cost_usd) / nullif(sum(t.quality), 0) END AS cost_per_success
     FROM dcb_tasks AS t
     JOIN dcb_task_skills AS s USING (run_id, trace_id)
     LEFT JOIN task_output AS o USING (run_id, trace_id)

@@ -3,10 +3,11 @@
 -- quality: the task's quality score; for BFCL, 1 unless the category's score file lists
 -- the test as a failure (NULL when no score file of its category was ingested).
 -- cost_usd: the sum over the task's LLM calls (orchestrator and the peers it delegated
--- to) when any has a cost, else the harness's task cost. latency_s: the harness's task
+-- to) when every one has a cost, else the harness's task cost (NULL when the harness
+-- gives none: a sum missing an unpriced call would be a made-up partial total). latency_s: the harness's task
 -- latency, else the sum of the orchestrator's call latencies. n_steps: the harness's
 -- count, else the orchestrator's completions.
--- tracewh: materialize
+-- tracewh: materialize by run_id
 CREATE OR REPLACE VIEW dcb_tasks AS
 WITH attempts AS (
     SELECT
@@ -20,7 +21,8 @@ WITH attempts AS (
         max(cost_usd) FILTER (WHERE kind = 'task_finished') AS harness_cost,
         max(latency_s) FILTER (WHERE kind = 'task_finished') AS harness_latency,
         max(TRY_CAST(payload ->> '$.n_steps' AS INTEGER)) FILTER (WHERE kind = 'task_finished') AS harness_steps,
-        sum(cost_usd) FILTER (WHERE kind = 'llm_call') AS llm_cost,
+        CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) = 0
+             THEN sum(cost_usd) FILTER (WHERE kind = 'llm_call') END AS llm_cost,
         sum(latency_s) FILTER (WHERE kind = 'llm_call' AND agent IN ('orchestrator', 'agent')) AS llm_latency,
         count(*) FILTER (WHERE kind = 'llm_call' AND agent IN ('orchestrator', 'agent')) AS completions,
         count(*) FILTER (WHERE kind = 'delegation') AS n_delegations,

@@ -6,6 +6,8 @@
 -- (write), both, neither. pct_distractor_read = distinct distractor files read / distractor
 -- files offered, over agentic tasks with distractors whose environment is in the ingested
 -- dataset (NULL without the dataset: the relay log does not name the files offered).
+-- cost_ratio: NULL when any interaction of either side has no cost (an unpriced model):
+-- a mean over the priced interactions alone is not the side's mean.
 CREATE OR REPLACE VIEW d52_agentic_overhead AS
 WITH tasks AS (
     SELECT
@@ -23,7 +25,7 @@ agentic AS (
         count(*) AS n_tasks,
         avg(coalesce(n_tool_calls, 0)) AS tools_per_task,
         avg(prompt_tokens) AS input_tokens, avg(completion_tokens) AS output_tokens,
-        avg(cost_usd) AS cost, avg(latency_s) AS latency,
+        CASE WHEN count(cost_usd) = count(*) THEN avg(cost_usd) END AS cost, avg(latency_s) AS latency,
         100.0 * count(*) FILTER (WHERE used_code AND NOT used_write) / count(*) AS pct_code,
         100.0 * count(*) FILTER (WHERE used_write AND NOT used_code) / count(*) AS pct_write,
         100.0 * count(*) FILTER (WHERE used_code AND used_write) / count(*) AS pct_both,
@@ -38,7 +40,7 @@ direct AS (
     SELECT
         model, distractors,
         avg(prompt_tokens) AS input_tokens, avg(completion_tokens) AS output_tokens,
-        avg(cost_usd) AS cost, avg(latency_s) AS latency
+        CASE WHEN count(cost_usd) = count(*) THEN avg(cost_usd) END AS cost, avg(latency_s) AS latency
     FROM tasks
     WHERE mode = 'direct'
     GROUP BY model, distractors

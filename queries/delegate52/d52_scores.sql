@@ -4,7 +4,7 @@
 -- A backward evaluation without a score (context_mismatch, wildcard_mismatch) was stored as
 -- 0.0 with its error kept in `error`. n_ref / n_gen: the domain's primary element counts
 -- (NULL for domains that log none).
--- tracewh: materialize
+-- tracewh: materialize by run_id
 CREATE OR REPLACE VIEW d52_scores AS
 SELECT
     run_id,

@@ -6,8 +6,10 @@
 -- attempt only. Calls kept from attempts that failed and were retried (payload.retry) are in
 -- llm_calls and runs, not here. llm_calls counts every model call of the sample, scorers'
 -- calls (a model-graded scorer's grader) included, as the sample's model_usage does.
--- input_tokens: all input tokens, cache reads and writes included (the llm_call's
--- prompt_tokens; Inspect's own input_tokens exclude them); output_tokens: completion tokens.
+-- prompt_tokens: all input tokens, cache reads and writes included (the llm_calls'
+-- prompt_tokens; not Inspect's `input_tokens`, which leaves both out, hence not its name);
+-- cached_tokens: of those, cache reads (Inspect's input_tokens_cache_read); output_tokens:
+-- completion tokens (Inspect's output_tokens).
 -- error: the sample's error message (a cancelled sample's is `CancelledError(...)`), else NULL.
 -- task and model: the eval's, from the run's attributes.
 CREATE OR REPLACE VIEW inspect_samples AS
@@ -18,7 +20,8 @@ WITH samples AS (
         CAST(payload ->> '$.epoch' AS INTEGER) AS epoch,
         count(*) FILTER (WHERE kind = 'llm_call') AS llm_calls,
         count(*) FILTER (WHERE kind = 'tool_call') AS tool_calls,
-        coalesce(sum(prompt_tokens) FILTER (WHERE kind = 'llm_call'), 0)::BIGINT AS input_tokens,
+        coalesce(sum(prompt_tokens) FILTER (WHERE kind = 'llm_call'), 0)::BIGINT AS prompt_tokens,
+        coalesce(sum(cached_tokens) FILTER (WHERE kind = 'llm_call'), 0)::BIGINT AS cached_tokens,
         coalesce(sum(completion_tokens) FILTER (WHERE kind = 'llm_call'), 0)::BIGINT AS output_tokens,
         any_value(payload ->> '$.message') FILTER (WHERE kind = 'error') AS error
     FROM events
@@ -29,6 +32,6 @@ SELECT
     s.run_id,
     a.attrs ->> '$.task' AS task,
     a.attrs ->> '$.model' AS model,
-    s.sample_id, s.epoch, s.llm_calls, s.tool_calls, s.input_tokens, s.output_tokens, s.error
+    s.sample_id, s.epoch, s.llm_calls, s.tool_calls, s.prompt_tokens, s.cached_tokens, s.output_tokens, s.error
 FROM samples AS s
 LEFT JOIN run_attributes AS a USING (run_id);

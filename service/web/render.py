@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 import jinja2
@@ -66,6 +66,40 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+class Cell(NamedTuple):
+    text: str
+    number: bool  # right-aligned
+    title: str  # the value in full, where `text` rounds it
+    null: bool = False
+
+
+def table_cells(rows: list[tuple]) -> list[list[Cell]]:
+    """A result's rows as table cells: numbers right-aligned, each column of fractions with one
+    number of decimals (three significant digits of its largest value, at most 6 decimals), so
+    73.3333 reads 73.3 and a column's decimals line up; the exact value is the cell's title."""
+    decimals = [_decimals([row[i] for row in rows]) for i in range(len(rows[0]))] if rows else []
+    return [[_cell(value, places) for value, places in zip(row, decimals)] for row in rows]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def _decimals(column: list[Any]) -> int | None:
+    fractions = [abs(float(v)) for v in column if isinstance(v, (float, Decimal)) and math.isfinite(float(v))]
+    if not fractions or all(v.is_integer() for v in fractions):
+        return 0 if fractions else None
+    top = max(fractions)
+    return min(max(2 - math.floor(math.log10(top)), 0), 6) if top > 0 else 0
+
+
+def _cell(value: Any, places: int | None) -> Cell:
+    exact = cell(value)
+    if isinstance(value, (float, Decimal)) and places is not None and math.isfinite(float(value)):
+        return Cell(f"{float(value):.{places}f}", True, exact)
+    return Cell(exact, _is_number(value), "", value is None)
+
+
 def usd(value: float | None) -> str:
     return "" if value is None else f"${value:,.4f}"
 
@@ -84,7 +118,14 @@ def seconds(value: float | None) -> str:
     if value < 60:
         return f"{value:.2f} s"
     minutes, rest = divmod(round(value), 60)
+    if minutes >= 24 * 60:
+        return f"{minutes // 1440} d {minutes // 60 % 24:02d} h"
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min {rest:02d} s"
+
+
+def signed_seconds(value: float) -> str:
+    """A clock jump: +8 d 01 h, −3 d 00 h."""
+    return ("+" if value >= 0 else "−") + seconds(abs(value))
 
 
 def when(value: datetime | None) -> str:
@@ -111,8 +152,8 @@ def pretty_json(value: Any) -> str:
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals |= {"url": url, "tracewh_version": __version__}
-    env.filters |= {"cell": cell, "usd": usd, "count": count, "score": score, "seconds": seconds, "when": when,
+    env.globals |= {"url": url, "tracewh_version": __version__, "table_cells": table_cells}
+    env.filters |= {"cell": cell, "usd": usd, "count": count, "score": score, "seconds": seconds, "signed_seconds": signed_seconds, "when": when,
                     "pretty_json": pretty_json}
     env.globals["span"] = span
     return env

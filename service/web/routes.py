@@ -15,7 +15,7 @@ import asyncio
 import base64
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
@@ -23,19 +23,19 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ...errors import NotFoundError, UsageError
-from ..config import ServiceConfig, token_matches
-from .auth import SignInRequired, clear_session, safe_next, set_session, signed_in
+from ..config import ServiceConfig, reads_open, token_matches
+from .auth import SignInRequired, clear_session, refuse_cross_site, safe_next, set_session, signed_in
 from .errors import install_error_pages
 from .figures import BY_KIND, FIGURES, FORMATS, figure_bytes
+from ..gate import Reading
 from .payloads import envelope, sections
+from .queue import queue_routes
 from .render import STATIC, download, page, table_bytes, url, when
-from .trace_rows import BAR_WIDTH, time_window, trace_rows
+from .trace_rows import BAR_WIDTH, by_sequence, event_count, time_window, trace_rows
 
 if TYPE_CHECKING:
     from ...api import Warehouse
 
-T = TypeVar("T")
-Reading = Callable[[Callable[["Warehouse"], T]], Awaitable[T]]  # the service's gate: work on a fresh Warehouse
 
 RUNS_PER_PAGE = 50
 TASKS_PER_PAGE = 100
@@ -46,7 +46,7 @@ QUARANTINE_ROWS_SHOWN = 200
 FILTER_PREFIX = "f."  # view filters: f.<column>=<value> (plain names could clash with page parameters)
 DIALECTS = ("duckdb", "postgres", "mysql", "sqlite", "spark", "databricks", "trino", "bigquery", "snowflake")
 RUN_SORT_COLUMNS = ("run_id", "benchmark", "model", "attrs", "n_events", "n_tasks", "total_tokens", "cost_usd",
-                    "first_ts", "score")
+                    "first_ts", "last_ts", "score")
 RUN_FACETS = ("with r as materialized (select benchmark, model, attrs from runs) "
               "select 'benchmark' as facet, benchmark as value from r union "
               "select 'model', model from r union "
@@ -56,7 +56,7 @@ RUN_FACETS = ("with r as materialized (select benchmark, model, attrs from runs)
 def install_web(app: FastAPI, config: ServiceConfig, reading: Reading) -> None:
     """Add the page to the service's app; `reading` runs work on the service's Warehouse, as its endpoints do."""
     router = APIRouter(include_in_schema=False, dependencies=[Depends(_sign_in_check(config))])
-    for add in (_browse_routes, _view_routes, _figure_routes, _sql_routes, _store_routes):
+    for add in (_browse_routes, _view_routes, _figure_routes, _sql_routes, _store_routes, queue_routes):
         add(router, config, reading)
     app.include_router(router)
     app.include_router(_sign_in_routes(config))
@@ -66,7 +66,7 @@ def install_web(app: FastAPI, config: ServiceConfig, reading: Reading) -> None:
 
 def _sign_in_check(config: ServiceConfig) -> Callable[[Request], Awaitable[None]]:
     async def check(request: Request) -> None:
-        request.state.sign_in_on = bool(config.token)
+        request.state.sign_in_on = not reads_open(config)
         if not signed_in(request, config):
             raise SignInRequired()
 
@@ -89,11 +89,12 @@ def _browse_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -
 
     @router.get("/")
     async def runs_page(request: Request, benchmark: str = "", model: str = "", attr: list[str] = Query([]),
-                        sort: str = "run_id", desc: bool = False,
+                        sort: str = "last_ts", desc: bool = True,
                         number: int = Query(1, ge=1, le=1 << 40, alias="page")) -> Response:
         filters = {k: v for k, v in (("benchmark", benchmark), ("model", model)) if v}
+        attr = [a for a in attr if a.strip()]  # a browser submits the attribute box even when it is empty
         state = [("benchmark", benchmark), ("model", model), *(("attr", a) for a in attr), ("sort", sort),
-                 ("desc", "true" if desc else "")]
+                 ("desc", "true" if desc else "false")]
 
         def work(wh: Warehouse) -> Response:
             shown = wh.runs(filters, attrs=_attr_filters(attr), order_by=sort, descending=desc, limit=RUNS_PER_PAGE,
@@ -121,10 +122,12 @@ def _browse_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -
     async def trace_page(request: Request, run: str, task: str) -> Response:
         def work(wh: Warehouse) -> Response:
             rows = trace_rows(wh.trace(run, task, limit=config.row_cap, **limits))
-            window = time_window(rows)
+            ordered = by_sequence(rows)  # the timestamps disagree: no time axis to speak of
+            window = None if ordered else time_window(rows)
             start = datetime.fromtimestamp(window[0], timezone.utc) if window else None
             return page(request, "trace.html", section="runs", run_id=run, task=task, window=window,
-                        window_start=when(start), **_trace_page_of(rows, run, task, 0))
+                        window_start=when(start), by_sequence=ordered, events=event_count(rows),
+                        **_trace_page_of(rows, run, task, 0))
 
         return await reading(work)
 
@@ -165,7 +168,7 @@ def _run_row(row: dict[str, Any]) -> dict[str, Any]:
 def _sort_links(state: list[tuple[str, str]], sort: str, desc: bool) -> dict[str, str]:
     """Per column: the URL sorting by it, descending when it is already sorted ascending."""
     kept = [(k, v) for k, v in state if k not in ("sort", "desc")]
-    return {c: url("/", [*kept, ("sort", c), ("desc", "true" if c == sort and not desc else "")])
+    return {c: url("/", [*kept, ("sort", c), ("desc", "true" if c == sort and not desc else "false")])
             for c in RUN_SORT_COLUMNS}
 
 
@@ -264,9 +267,13 @@ def _sql_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> N
 
     @router.get("/ui/sql")
     async def sql_page(request: Request, q: str = "", dialect: str = "duckdb") -> Response:
-        context = {"section": "sql", "q": q, "dialect": dialect, "dialects": DIALECTS, "row_cap": config.row_cap,
-                   "result": None, "shown": SQL_ROWS_SHOWN,
-                   "downloads": {f: url("/ui/sql/download", q=q, dialect=dialect, format=f) for f in ("csv", "parquet")}}
+        """The editor, pre-filled by a shared link's `q`: a GET never runs a query (another site could send one)."""
+        return page(request, "sql.html", **_sql_context(config, q, dialect))
+
+    @router.post("/ui/sql")
+    async def sql_run(request: Request, q: str = Form(""), dialect: str = Form("duckdb")) -> Response:
+        refuse_cross_site(request)
+        context = _sql_context(config, q, dialect)
         request.state.error_page = ("sql.html", context)  # a refused query is shown beside the editor
         if not q.strip():
             return page(request, "sql.html", **context)
@@ -277,14 +284,21 @@ def _sql_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> N
 
         return await reading(work)
 
-    @router.get("/ui/sql/download")
-    async def sql_download(q: str, dialect: str = "duckdb",
-                           fmt: str = Query("csv", alias="format", pattern="^(csv|parquet)$")) -> Response:
+    @router.post("/ui/sql/download")
+    async def sql_download(request: Request, q: str = Form(...), dialect: str = Form("duckdb"),
+                           fmt: str = Form("csv", alias="format", pattern="^(csv|parquet)$")) -> Response:
+        refuse_cross_site(request)
+
         def work(wh: Warehouse) -> Response:
             result = wh.query(q, dialect=dialect, limit=config.row_cap, **capped)
             return download(table_bytes(result, fmt), "query", fmt)
 
         return await reading(work)
+
+
+def _sql_context(config: ServiceConfig, q: str, dialect: str) -> dict[str, Any]:
+    return {"section": "sql", "q": q, "dialect": dialect, "dialects": DIALECTS, "row_cap": config.row_cap,
+            "result": None, "shown": SQL_ROWS_SHOWN, "share": url("/ui/sql", q=q, dialect=dialect)}
 
 
 # -- the store ---------------------------------------------------------------------------------

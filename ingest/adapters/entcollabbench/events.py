@@ -20,9 +20,9 @@ from ....schema import event_id
 from ...context import AdapterContext
 from ...fields import Fields
 from ..base import Group, Located
-from .permissions import APPROVAL_AGENTS, MAX_DEPTH, permission_entries
+from .permissions import APPROVAL_AGENTS, MAX_DEPTH, auth_problem, permission_entries, specs_problem, toolsets_problem
 from .records import Latest, RunFiles, TwoReadings, config, row_timestamp, stem
-from .state import DEFAULT_IGNORED_FIELDS, diff_snapshots, stored_diff_changes
+from .state import DEFAULT_IGNORED_FIELDS, Malformed, diff_snapshots, stored_diff_changes
 from .tasks import subtask_number
 from .trace import AgentLog, SubtaskScope, text_of
 
@@ -34,14 +34,32 @@ def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
 
 
 def _model_name(batch_entry: Any) -> str | None:
-    """The model_name of the first llm_response_meta in a trajectory row, if any."""
-    for sub in (batch_entry or {}).get("task_results") or []:
-        for entry in ((sub or {}).get("all_agent_traces") or {}).values():
-            for e in ((entry or {}).get("trace") or {}).get("events") or []:
-                name = ((e or {}).get("data") or {}).get("model_name") if (e or {}).get("event") == "llm_response_meta" else None
+    """The model_name of the first llm_response_meta in a trajectory row, if any. A search only:
+    a value of the wrong type is passed over here, and refused, naming its field, when its row is read."""
+    for sub in _list(_object(batch_entry).get("task_results")):
+        for entry in _object(_object(sub).get("all_agent_traces")).values():
+            for e in _list(_object(_object(entry).get("trace")).get("events")):
+                e = _object(e)
+                name = _object(e.get("data")).get("model_name") if e.get("event") == "llm_response_meta" else None
                 if isinstance(name, str) and name:
                     return name
     return None
+
+
+def _named(row: Fields, prefix: str, changes: Iterator[Any]) -> Iterator[Any]:
+    """The changes, a Malformed snapshot or diff refused as bad input naming the row's field."""
+    try:
+        yield from changes
+    except Malformed as e:
+        raise row.error(prefix + e.field, e.problem) from None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class TaskEmitter:
@@ -113,8 +131,9 @@ class RunReader:
     @staticmethod
     def _judged_subset(r: Fields) -> str | None:
         """approval when every judged agent is an approval specialist, workflow when any is not."""
-        agents = {a.get("agent_name") for s in (r.record.get("judge") or {}).get("task", {}).get("subtasks") or []
-                  if isinstance(s, dict) for a in s.get("agents") or [] if isinstance(a, dict)}
+        subtasks = r.sub("judge").sub("task").each("subtasks")
+        agents = {a.opt("agent_name", "string") for s in subtasks for a in s.each("agents")}
+        agents.discard(None)
         if not agents:
             return None
         return "approval" if agents <= set(APPROVAL_AGENTS) else "workflow"
@@ -142,9 +161,9 @@ class RunReader:
                 "kind": kind, "seq": self.seq, "model": self.model, **fields}
 
     def _permissions(self) -> dict[str, Any]:
-        specs = config(self.run, "agent_specs.json", list)
-        toolsets = config(self.run, "agent_toolsets.json", dict)
-        auth = config(self.run, "mcp_auth_by_agent.json", dict)
+        specs = config(self.run, "agent_specs.json", list, specs_problem)
+        toolsets = config(self.run, "agent_toolsets.json", dict, toolsets_problem)
+        auth = config(self.run, "mcp_auth_by_agent.json", dict, auth_problem)
         source = "archive" if (specs or toolsets) else "benchmark defaults"
         max_depth = self.ctx.attrs.get("max_depth", str(MAX_DEPTH))
         if not max_depth.isdigit():
@@ -265,10 +284,10 @@ class RunReader:
             any_subtask_diff |= bool(s.opt("subtask_canonical_diff", "object"))
         initial, final = b.opt("initial_state_snapshot", "object"), b.opt("final_state_snapshot", "object")
         if initial is not None and final is not None:  # raw snapshots: the diff is ours to compute
-            for change in diff_snapshots(initial, final, self.ignored):
+            for change in _named(b, "", diff_snapshots(initial, final, self.ignored)):
                 yield self._state_diff(emit, None, change, {"diff_source": "snapshots"})
         elif not any_subtask_diff:  # the batch-level diff would repeat the subtasks' ones
-            for change, summary in stored_diff_changes(b.opt("canonical_diff", "object", {})):
+            for change, summary in _named(b, "canonical_diff.", stored_diff_changes(b.opt("canonical_diff", "object", {}))):
                 yield self._state_diff(emit, None, change, {"diff_source": "canonical_diff", **summary})
 
     def _subtask_events(self, emit: TaskEmitter, s: Fields, k: int) -> Iterator[dict[str, Any]]:
@@ -289,7 +308,7 @@ class RunReader:
             yield from self._agent_trace(scope, s, agent, entry)
         diff = s.opt("subtask_canonical_diff", "object", {})
         if diff:
-            for change, summary in stored_diff_changes(diff):
+            for change, summary in _named(s, "subtask_canonical_diff.", stored_diff_changes(diff)):
                 yield self._state_diff(emit, str(k), change, {"diff_source": "subtask_canonical_diff", **summary})
         inline = s.sub("inline_judge")
         duration = s.opt("duration_ms", "number")

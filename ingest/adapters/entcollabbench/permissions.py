@@ -51,6 +51,42 @@ DEFAULT_TOOLSETS: dict[str, list[str]] = {
 }
 
 
+Problem = tuple[str, str] | None  # (field, what is wrong) of a config file's first unreadable entry
+
+
+def specs_problem(specs: list[Any]) -> Problem:
+    """agent_specs.json: an array of objects, each with a string `name` and, optionally, `delegate_to`
+    a list of agent names (null or absent = every other agent)."""
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict):
+            return f"[{i}]", f"expected an agent spec (a JSON object), got {type(spec).__name__}"
+        if not isinstance(spec.get("name"), str):
+            return f"[{i}].name", f"expected the agent's name (a string), got {type(spec.get('name')).__name__}"
+        if not _names(spec.get("delegate_to"), nullable=True):
+            return f"[{i}].delegate_to", "expected a list of agent names (or null)"
+    return None
+
+
+def toolsets_problem(toolsets: dict[str, Any]) -> Problem:
+    """agent_toolsets.json: {agent: [tool group, ...]}."""
+    for agent, groups in toolsets.items():
+        if not _names(groups):
+            return agent, "expected a list of tool group names"
+    return None
+
+
+def auth_problem(auth: dict[str, Any]) -> Problem:
+    """mcp_auth_by_agent.json: {agent: {server: token}} (only whether a token is there is read)."""
+    for agent, servers in auth.items():
+        if not isinstance(servers, dict):
+            return agent, f"expected an object of server: token, got {type(servers).__name__}"
+    return None
+
+
+def _names(value: Any, nullable: bool = False) -> bool:
+    return (value is None and nullable) or isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def permission_entries(specs: list[dict[str, Any]] | None, toolsets: dict[str, list[str]] | None,
                        auth: dict[str, dict[str, str]] | None) -> list[dict[str, Any]]:
     """One entry per agent: its tool groups, the tool names they give, delegation targets, credentialed servers."""

@@ -11,7 +11,7 @@ reading itself is events.py's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from posixpath import basename, dirname, join
@@ -122,14 +122,17 @@ def _refuse_unpaired_trajectories(files: list[SourceFile], runs: list[RunFiles],
                                            "result<suffix>.jsonl beside traj/traj<suffix>.jsonl)")
 
 
-def config(run: RunFiles, name: str, kind: type) -> Any:
-    """A permission config file's JSON (`kind` list or dict), None when the archive has none."""
+def config(run: RunFiles, name: str, kind: type, problem: Callable[[Any], tuple[str, str] | None]) -> Any:
+    """A permission config file's JSON (`kind` list or dict), None when the archive has none;
+    `problem` names the first entry of it that cannot be read ((field, what), or None)."""
     f = run.configs.get(name)
     if f is None:
         return None
     data = read_json_file(f, MAX_JSON_BYTES)
     if not isinstance(data, kind):
         raise BadInputError(f.display, f"expected a JSON {'array' if kind is list else 'object'}, got {type(data).__name__}")
+    if found := problem(data):
+        raise BadInputError(f.display, found[1], field=found[0])
     return data
 
 

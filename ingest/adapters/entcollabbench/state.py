@@ -107,14 +107,42 @@ def _set_difference(server: str, table: str, before: list[dict[str, Any]], after
         yield Change(server, table, "delete", None, None, orjson.loads(text), None)
 
 
+class Malformed(Exception):
+    """A snapshot or stored diff not shaped as the driver writes it: the field (a path from the
+    object read) and what is wrong; the adapter names file, line and field."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(problem)
+        self.field, self.problem = field, problem
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    """`value` when an object, {} when null; anything else is Malformed."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Malformed(field, f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Malformed(field, f"expected a list, got {type(value).__name__}")
+    return value
+
+
 def diff_snapshots(initial: dict[str, Any], final: dict[str, Any], ignored: dict[str, frozenset[str]]) -> Iterator[Change]:
-    """Record-level changes between two raw snapshots, server by server and table by table.
+    """Record-level changes between two raw snapshots (a trajectory's initial_state_snapshot and
+    final_state_snapshot), server by server and table by table.
 
     `ignored` maps a server to its non-semantic fields ('*' for the default)."""
-    first, last = initial.get("servers") or {}, final.get("servers") or {}
+    first = _object(initial.get("servers"), "initial_state_snapshot.servers")
+    last = _object(final.get("servers"), "final_state_snapshot.servers")
     for server in sorted(set(first) | set(last)):
-        before = snapshot_tables(first.get(server) or {})
-        after = snapshot_tables(last.get(server) or {})
+        before = snapshot_tables(_object(first.get(server), f"initial_state_snapshot.servers.{server}"))
+        after = snapshot_tables(_object(last.get(server), f"final_state_snapshot.servers.{server}"))
         if before is None or after is None:
             continue  # an export failed: no diff, as the driver does
         drop = ignored.get(server, ignored["*"])
@@ -124,17 +152,24 @@ def diff_snapshots(initial: dict[str, Any], final: dict[str, Any], ignored: dict
 
 
 def stored_diff_changes(diff: dict[str, Any]) -> Iterator[tuple[Change, dict[str, Any]]]:
-    """The changes of a diff the driver stored (canonical_diff), with each table's counts and truncation."""
-    for server, entry in sorted((diff.get("servers") or {}).items()):
-        for table, t in sorted(((entry or {}).get("tables") or {}).items()):
-            keys = t.get("key_fields") or []
+    """The changes of a diff the driver stored (canonical_diff), with each table's counts and truncation.
+    Malformed names the first part not shaped as the driver writes it (a path from `diff`)."""
+    for server, entry in sorted(_object(diff.get("servers"), "servers").items()):
+        where = f"servers.{server}"
+        for table, t in sorted(_object(_object(entry, where).get("tables"), f"{where}.tables").items()):
+            at = f"{where}.tables.{table}"
+            t = _object(t, at)
+            keys = _list(t.get("key_fields"), f"{at}.key_fields")
+            if not all(isinstance(k, str) for k in keys):
+                raise Malformed(f"{at}.key_fields", "expected a list of field names")
             summary = {"counts": t.get("counts"), "truncated": t.get("truncated"), "key_fields": keys}
-            for row in t.get("inserted") or []:
+            for row in _list(t.get("inserted"), f"{at}.inserted"):
                 yield Change(server, table, "insert", _row_key(row, keys), None, None, row), summary
-            for row in t.get("deleted") or []:
+            for row in _list(t.get("deleted"), f"{at}.deleted"):
                 yield Change(server, table, "delete", _row_key(row, keys), None, row, None), summary
-            for upd in t.get("updated") or []:
-                for field, change in sorted((upd.get("changed_fields") or {}).items()):
+            for i, upd in enumerate(_list(t.get("updated"), f"{at}.updated")):
+                upd = _object(upd, f"{at}.updated[{i}]")
+                for field, change in sorted(_object(upd.get("changed_fields"), f"{at}.updated[{i}].changed_fields").items()):
                     change = change if isinstance(change, dict) else {}
                     yield Change(server, table, "update", upd.get("key"), field,
                                  change.get("before"), change.get("after")), summary

@@ -130,6 +130,8 @@ def parse_json(data: bytes, where: str) -> Any:
         raise BadInputError(where, f"not valid UTF-8 (byte {e.start})") from None
     except ValueError as e:
         raise BadInputError(where, f"invalid JSON: {e}") from None
+    except RecursionError:  # Python's decoder recurses per level; orjson stops at 1024 levels
+        raise BadInputError(where, "invalid JSON: arrays or objects nested too deep to read") from None
 
 
 def _seekable(file: SourceFile) -> BinaryIO:

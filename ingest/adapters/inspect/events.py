@@ -14,13 +14,14 @@ from typing import Any
 
 import orjson
 
+from ....errors import BadInputError
 from ...context import AdapterContext
 from ...fields import Fields
 from ..base import Group, Located
 from .ids import BENCHMARK, RunIds, sample_key
 from .records import Log, samples
 from .sample import SampleEvents
-from .scores import metric_scorer, raw, value_to_float
+from .scores import metric_scorer, name_text, raw, value_to_float
 
 
 def events(group: Group, ctx: AdapterContext) -> Iterator[Located]:
@@ -42,6 +43,10 @@ class Run(RunIds):
         if attrs["event_id"] not in self.seen:
             self.seen.add(attrs["event_id"])
             yield log.file, 0, attrs
+        # The metrics are the header's (line 0), so they come before the samples in seq as in the
+        # file: seq increases along each source file, as `tracewh check` verifies.
+        for event in self._metrics(log):
+            yield log.file, 0, event
         scorers = [s.get("name") for s in log.fields.sub("eval").opt("scorers", "list", []) if isinstance(s, dict)]
         for n, where, raw_sample in samples(log, self.ctx):
             key = ("sample", *sample_key(raw_sample, where))
@@ -50,8 +55,6 @@ class Run(RunIds):
             self.seen.add(key)
             for event in SampleEvents(self, raw_sample, where, scorers).events():
                 yield log.file, n, event
-        for event in self._metrics(log):
-            yield log.file, 0, event
 
     # -- the header ----------------------------------------------------------------
 
@@ -63,7 +66,10 @@ class Run(RunIds):
         # nulls left out at every depth: `runs` merges attributes as JSON merge patches, where a
         # null deletes a key (and engines differ on nested ones)
         attrs = {k: v for k, v in _without_nulls(attrs).items() if v not in ([], {})}
-        digest = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+        try:
+            digest = orjson.dumps(attrs, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+        except TypeError as e:  # an integer past 64 bits, say: no event could store it either
+            raise BadInputError(log.where, f"the log's header cannot be stored as JSON: {e}", field="eval") from None
         # `runs` merges a run's attributes by (ts, seq): a finished log's win over its in-progress
         # copy's, also at equal times (Inspect's times have whole seconds)
         ts = attrs.get("completed_at") or attrs.get("started_at") or attrs.get("created")
@@ -90,7 +96,7 @@ class Run(RunIds):
         for es in h.sub("results").each("scores"):
             scorer, reducer = metric_scorer(es.record), es.opt("reducer", "string")
             for metric, value in _metrics_of(es):
-                key = ("metric", es.record.get("name"), es.record.get("scorer"), reducer, metric)
+                key = ("metric", name_text(es.record.get("name")), name_text(es.record.get("scorer")), reducer, metric)
                 if key in self.seen:
                     continue
                 self.seen.add(key)

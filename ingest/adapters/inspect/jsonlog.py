@@ -130,6 +130,8 @@ class TopLevelObject:
             except json.JSONDecodeError as e:
                 if self.eof:
                     raise self._error(f"{e.msg.removesuffix(' starting at')} in {what} (truncated or corrupt)") from None
+            except RecursionError:  # Python's decoder recurses once per level of nesting
+                raise self._error(f"{what} nests too deep to read") from None
             if len(self.buf) - self.pos > self.limit:
                 raise BadInputError(self.display, f"{what} at character {self.position} is longer than the "
                                                   f"{self.limit}-character limit for one record")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import orjson
+
 CORRECT, INCORRECT, PARTIAL, NOANSWER = "C", "I", "P", "N"
 
 
@@ -26,13 +28,13 @@ def value_to_float(value: Any) -> float | None:
     elif isinstance(value, (int, float)):  # bool included, as in Inspect
         number = float(value)
     elif isinstance(value, str):
-        number = _from_text(value.lower())
+        number = _fromname_text(value.lower())
     else:
         number = 0.0  # lists, dicts, null: Inspect warns and uses 0
     return number if math.isfinite(number) else None
 
 
-def _from_text(text: str) -> float:
+def _fromname_text(text: str) -> float:
     if text in ("yes", "true"):
         return 1.0
     if text in ("no", "false"):
@@ -67,5 +69,12 @@ def sample_scores(name: str, score: dict[str, Any]) -> list[tuple[str, str | Non
 def metric_scorer(eval_score: dict[str, Any]) -> str:
     """The scorer a reported metric belongs to, named as sample scores are: an EvalScore of a
     dict key has name = key and scorer = the scorer's name, giving `scorer/key`."""
-    name, scorer = eval_score.get("name"), eval_score.get("scorer")
+    name, scorer = (name_text(eval_score.get(k)) for k in ("name", "scorer"))
     return f"{scorer}/{name}" if scorer and name and scorer != name else str(name or scorer)
+
+
+def name_text(value: Any) -> str | None:
+    """A scorer's or metric's name as text (a log holding an object there still names it, hashably)."""
+    if value is None or isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=str).decode() if isinstance(value, (dict, list)) else str(value)

@@ -12,9 +12,15 @@ Envelope:
 - `trace_id`, `span_id`, `parent_span_id`: the span's own ids in lowercase hex. The parent is the
   span's OTel parent whatever kind that parent maps to, and whether or not it has arrived: SDKs
   export children first, across requests and files (§7).
-- `ts`: span start; `latency_s`: end - start; `seq`: span start in nanoseconds, the one order
-  that holds across requests and files. Spans do not arrive in that order, so `source` is
-  `FILE#SPAN_ID:LINE`: each span is its own stream for the gate's seq-order rule.
+- `ts`: span start; `latency_s`: end - start; `seq`: span start in microseconds since the Unix
+  epoch (docs/formats/otel.md §7 "seq"). Not a small ordinal: an ordinal in time order within
+  the run cannot be given at ingest, since the spans of a run arrive in any order, over many
+  requests (the root, which starts first, is exported last) and events are never rewritten; a
+  time is the one order that holds across requests and files, is the same however often a
+  span arrives, and in microseconds stays exact in JSON numbers (doubles: nanoseconds since
+  1970 are not). `ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY seq)` gives the ordinal.
+  Spans do not arrive in that order, so `source` is `FILE#SPAN_ID:LINE`: each span is its own
+  stream for the gate's seq-order rule.
 
 Kind: `tracewh.kind` when it names a known kind (spans `tracewh export-otlp` wrote), else
 gen_ai.operation.name chat / text_completion / generate_content -> `llm_call`, execute_tool ->
@@ -33,6 +39,12 @@ wrote (it carries `tracewh.event_id`) has its columns, its ids among them, read 
 `tracewh.<column>` attributes alone, an absent one being null: a store exported and ingested
 again holds the same events, ids and payloads (the OTel ids, derived where the store had none
 or non-hex ones, are what viewers see).
+
+Refused, naming the field (exit 2; 400 from the receiver, which checks a request before
+queueing it, `check_request`): a `tracewh.run_id` or `tracewh.benchmark` resource attribute that
+is a list or a map (not a name), a span `kind` outside SpanKind's 0-5, an `endTimeUnixNano`
+before `startTimeUnixNano`, a token count above MAX_TOKENS (int64 max from a broken counter
+would overflow every total it joins).
 
 Errors: status ERROR gives payload `status: "error"` and `error` (error.type, else the exception
 event's type, else the status message, else "error"); an `llm_call` that names no finish reason
@@ -60,13 +72,20 @@ from ....schema import event_id
 from ...context import AdapterContext
 from ...sources import SourceFile
 from . import conventions as cv
-from .attributes import attribute_map, integer, number, structured, text
+from .attributes import attribute_map, integer, json_value, number, structured, text
 from .records import requests
 
 BENCHMARK = "otel"
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_OK, STATUS_ERROR = 1, 2
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# A trillion tokens in one span: a thousand times any model's context. Above it a count is a
+# sender's bug (int64 max, a wrapped counter), and summed it would overflow the runs' totals.
+MAX_TOKENS = 10**12
+TOKEN_ATTRIBUTES = frozenset(
+    [name for names in cv.TOKENS.values() for name in names] +
+    [cv.COLUMN_PREFIX + column for column in cv.TOKENS])
+NAME_ATTRIBUTES = (cv.RUN_ATTR, cv.BENCHMARK_ATTR)  # resource attributes that name a run or benchmark
 
 
 @dataclass(frozen=True)
@@ -89,6 +108,7 @@ def events(fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[in
     for line, request in requests(fmt, file, ctx):
         for resource_spans in request.resource_spans:
             resource = attribute_map(resource_spans.resource.attributes)
+            _check_names(resource, file.display, line)
             for scope_spans in resource_spans.scope_spans:
                 origin = Origin(file, line, text(resource.get(cv.BENCHMARK_ATTR)) or BENCHMARK,
                                 text(resource.get(cv.RUN_ATTR)), resource, _scope(scope_spans.scope))
@@ -96,9 +116,46 @@ def events(fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[in
                     key = span.trace_id + span.span_id
                     if key not in seen:
                         seen.add(key)
+                        _check_span(span, file.display, line)
                         event = span_event(span, origin, ctx)
                         if event is not None:
                             yield line, event
+
+
+def check_request(request: Any, display: str) -> None:
+    """What `events` would refuse in this request, found without mapping it: the receiver asks
+    before it queues a request, to answer 400 at once (BadInputError)."""
+    for resource_spans in request.resource_spans:
+        _check_names(attribute_map(resource_spans.resource.attributes), display, None)
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                _check_span(span, display, None)
+
+
+def _check_names(resource: dict[str, Any], display: str, line: int | None) -> None:
+    for name in NAME_ATTRIBUTES:
+        if isinstance(resource.get(name), (list, dict)):
+            kind = "a list" if isinstance(resource[name], list) else "a map"
+            raise BadInputError(display, f"resource attribute {name} is {kind}, not a name: send one string",
+                                line=line, field=name)
+
+
+def _check_span(span: Any, display: str, line: int | None) -> None:
+    """A span no sender should write: refused rather than stored as something it is not."""
+    def error(problem: str, field: str) -> BadInputError:
+        return BadInputError(display, f"span {span.span_id.hex() or '(no id)'}: {problem}", line=line, field=field)
+
+    if not 0 <= span.kind < len(SPAN_KINDS):
+        raise error(f"kind {span.kind} is not a SpanKind (0-{len(SPAN_KINDS) - 1})", "kind")
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if start and end and end < start:
+        raise error(f"ends before it starts (endTimeUnixNano {end} < startTimeUnixNano {start})", "endTimeUnixNano")
+    for kv in span.attributes:
+        if kv.key in TOKEN_ATTRIBUTES:
+            count = integer(json_value(kv.value))
+            if count is not None and count > MAX_TOKENS:
+                raise error(f"{count} tokens is over the {MAX_TOKENS:,}-token limit of one span (a broken counter?)",
+                            kv.key)
 
 
 def _scope(scope: Any) -> dict[str, Any]:
@@ -172,7 +229,7 @@ def _parent(raw: bytes, origin: Origin) -> str | None:
 def _times(span: Any, attrs: dict[str, Any]) -> dict[str, Any]:
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
     made_up = attrs.get(cv.SYNTHETIC_TIME_ATTR) is True
-    return {"seq": start or end,
+    return {"seq": (start or end) // 1000,  # microseconds: see the module's docstring
             "ts": None if made_up or not start else EPOCH + timedelta(microseconds=start // 1000),
             "latency_s": (end - start) / 1e9 if start and end >= start else None}
 

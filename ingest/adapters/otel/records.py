@@ -131,20 +131,28 @@ def from_json(record: Any, display: str, line: int | None = None) -> ExportTrace
         raise BadInputError(display, f"not an OTLP/JSON ExportTraceServiceRequest: {e}", line=line) from None
 
 
-def decode_body(body: bytes, is_json: bool, display: str) -> ExportTraceServiceRequest:
-    """One OTLP/HTTP request body (binary protobuf, or OTLP/JSON)."""
+def decode_body(body: bytes, is_json: bool, display: str) -> tuple[ExportTraceServiceRequest, bytes]:
+    """One OTLP/HTTP request body (binary protobuf, or OTLP/JSON): the request, and the body as
+    the pipeline reads it back: the protobuf as sent, or the JSON as one line of an `otlp-json`
+    file (compact: a pretty-printed body spans lines), so `tracewh log` names the encoding sent."""
     if not is_json:
-        return from_proto(body, display)
+        return from_proto(body, display), body
     try:
         record = orjson.loads(body)
     except orjson.JSONDecodeError as e:
         raise BadInputError(display, f"invalid JSON: {e}") from None
-    return from_json(record, display)
+    line = orjson.dumps(record)  # before from_json rewrites the ids in `record`
+    return from_json(record, display), line
 
 
 def frame(bodies: Iterable[bytes]) -> bytes:
     """Serialized requests in the Collector's proto-file framing (what `requests` reads back)."""
     return b"".join(len(body).to_bytes(LENGTH_BYTES, "big") + body for body in bodies)
+
+
+def json_lines_of(lines: Iterable[bytes]) -> bytes:
+    """OTLP/JSON requests (one line each, from decode_body) as the file exporter's JSON lines."""
+    return b"".join(line + b"\n" for line in lines)
 
 
 def _each(node: dict, key: str) -> list[dict]:

@@ -73,9 +73,7 @@ class _Episode:
         yield from self._outcome(root)
 
     def _assistant(self, m: Fields, i: int, step: int, text: str | None, prompt_chars: int, root: str) -> Iterator[dict[str, Any]]:
-        calls = [{"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
-                  "arguments": parse_arguments((c.get("function") or {}).get("arguments"))}
-                 for c in m.opt("tool_calls", "list", []) if isinstance(c, dict)]
+        calls = [self._call(c) for c in m.each("tool_calls") if c.record]  # an empty call, or one no object, is passed over
         span = self._span("a", i)
         yield self._event("llm_call", agent="agent", model=self.model, span_id=span, parent_span_id=root,
                           finish_reason="tool_calls" if calls else "stop",
@@ -86,16 +84,21 @@ class _Episode:
                               span_id=self._span("call", c["id"]), parent_span_id=span,
                               payload={"arguments": c["arguments"], "step": step, "call_id": c["id"]})
 
+    @staticmethod
+    def _call(c: Fields) -> dict[str, Any]:
+        function = c.sub("function")
+        return {"id": c.opt("id", "string"), "name": function.opt("name", "string"),
+                "arguments": parse_arguments(function.record.get("arguments"))}
+
     def _outcome(self, root: str) -> Iterator[dict[str, Any]]:
         f = self.f
         info = f.sub("info")
         reward = f.req("reward", "number")
-        reward_info = info.opt("reward_info", "object") or {}
         yield self._event("task_finished", agent="agent", model=self.model, span_id=root,
                           payload={"trial": self.trial, "source": info.opt("source", "string"),
                                    "user_cost_usd": info.opt("user_cost", "number"),
                                    "error": info.opt("error", "string"),
                                    "status": "error" if info.opt("error", "string") else "ok",
-                                   "reward_basis": sorted((reward_info.get("info") or {}).keys())})
+                                   "reward_basis": sorted(info.sub("reward_info").opt("info", "object", {}))})
         yield self._event("score", agent="agent", model=self.model, score=reward,
                           payload={"metric": "quality", "trial": self.trial})

@@ -40,6 +40,7 @@
   }
 
   function showPayload(tree, row) {
+    if (!row.dataset.event) { setFolded(tree, row, !isFolded(row)); return; }  // a group of state diffs: no event
     const url = tree.dataset.eventsUrl + "&event=" + encodeURIComponent(row.dataset.event);
     htmx.ajax("GET", url, { target: "#payload", swap: "innerHTML" });
   }
@@ -83,7 +84,7 @@
     const row = event.target.closest(ROW);
     if (!row) return;
     select(tree, row, true);
-    if (event.target.closest(".twisty")) setFolded(tree, row, !isFolded(row));
+    if (event.target.closest(".twisty") && row.dataset.event) setFolded(tree, row, !isFolded(row));
     else showPayload(tree, row);
   }
 

@@ -1,0 +1,38 @@
+-- The agent an event acts for when it names none itself: the receiving agent of its nearest enclosing delegation.
+--
+-- A span's agent is its own, else its nearest enclosing agent span's (as Phoenix and Langfuse
+-- show OpenTelemetry traces): the GenAI conventions name the agent once, on the invoke_agent
+-- span (`gen_ai.agent.name`, the delegation's to_agent), and the model and tool spans inside
+-- it carry none. Those spans usually arrive before their agent span (SDKs export children
+-- first, in other requests), so the agent is found here, at query time, not at ingest. For a
+-- delegation without `agent`, the same walk gives who delegates: the agent whose span
+-- encloses it. Ancestors are followed through parent_span_id within the run, across spans of
+-- any kind, at most 64 levels up (a cycle in malformed input ends there). Events that name
+-- their agent, or sit under no delegation naming its agent, have no row. llm_calls,
+-- tool_calls and delegations read it.
+-- tracewh: materialize by event_id (read by the typed views on every query)
+CREATE OR REPLACE VIEW span_agents AS
+WITH RECURSIVE
+spans AS (
+    SELECT
+        run_id, span_id,
+        any_value(parent_span_id) AS parent_span_id,
+        any_value(payload ->> '$.to_agent') FILTER (WHERE kind = 'delegation') AS to_agent
+    FROM events
+    WHERE span_id IS NOT NULL
+    GROUP BY run_id, span_id
+),
+walk(event_id, run_id, ancestor, agent, depth) AS (
+    SELECT event_id, run_id, parent_span_id, NULL::VARCHAR, 0
+    FROM events
+    WHERE agent IS NULL AND parent_span_id IS NOT NULL AND kind IN ('llm_call', 'tool_call', 'delegation')
+    UNION ALL
+    SELECT w.event_id, w.run_id, s.parent_span_id, s.to_agent, w.depth + 1
+    FROM walk AS w
+    JOIN spans AS s ON s.run_id = w.run_id AND s.span_id = w.ancestor
+    WHERE w.agent IS NULL AND w.depth < 64
+)
+SELECT event_id, any_value(agent) AS agent
+FROM walk
+WHERE agent IS NOT NULL
+GROUP BY event_id;
