@@ -45,7 +45,9 @@ their paths.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -99,6 +101,14 @@ def _environ(values: dict[str, str]):
                 os.environ[k] = v
 
 
+
+@functools.cache
+def _xdg_home() -> Path:
+    """Inspect's XDG folders for this process, removed when it exits."""
+    home = Path(tempfile.mkdtemp(prefix="inspect-xdg-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    return home
+
 def write_logs(folder: Path) -> list[Path]:
     """Run the evals and write the logs into `folder`; returns the written paths."""
     folder = Path(folder)
@@ -107,9 +117,12 @@ def write_logs(folder: Path) -> list[Path]:
     written: list[Path] = []
     try:
         # Inspect keeps traces, a sample buffer and control sockets under the XDG data and
-        # cache dirs: point them into the scratch folder so a run leaves nothing behind
-        scratch = {"INSPECT_LOG_DIR": str(work / "default"), "XDG_DATA_HOME": str(work / "xdg-data"),
-                   "XDG_CACHE_HOME": str(work / "xdg-cache")}
+        # cache dirs: point them into a scratch folder so a run leaves nothing behind. That
+        # folder lives as long as this process: Inspect's log handler stays on the root logger
+        # and writes its trace file there whenever anything logs later (an asyncio error in a
+        # browser test failed on the file gone).
+        scratch = {"INSPECT_LOG_DIR": str(work / "default"), "XDG_DATA_HOME": str(_xdg_home() / "data"),
+                   "XDG_CACHE_HOME": str(_xdg_home() / "cache")}
         with _environ(_ENV | scratch):
             kit = _Kit()
             for fmt in FORMATS:

@@ -57,12 +57,13 @@ def commands(block: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory) -> dict:
-    """A home with no tracewh store yet, and a working folder holding the repo's test data (the
-    Inspect example ingests it)."""
+    """A home with no tracewh store yet, and a working folder laid out as a clone is where the
+    README uses its files: the test data (the Inspect example ingests it) and the example rubrics."""
     home = tmp_path_factory.mktemp("home")
     work = tmp_path_factory.mktemp("work")
     (work / "tests").mkdir()
     (work / "tests" / "data").symlink_to(REPO / "tests" / "data")
+    (work / "examples").symlink_to(REPO / "examples")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRACEWH_")} | {
         "HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     return {"env": env, "work": work, "variables": []}
