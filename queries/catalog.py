@@ -4,7 +4,7 @@ marked `-- tracewh: materialize` computed once.
 
     WAREHOUSE/_catalog/v000012-<views digest>.duckdb
 
-Every query of that version attaches it read-only instead of parsing 54 view files and
+Every query of that version attaches it read-only instead of parsing every view file and
 recomputing building blocks in each process. It is never a source of truth: deleting the
 folder loses nothing (the next query rebuilds it). It is rebuilt when the store's version
 or any view file changes (the digest covers the view files, tracewh's and DuckDB's

@@ -341,7 +341,7 @@ def _names_store_file(message: str, store_files: str | None) -> bool:
 
 
 class ViewCreator:
-    """Creates views on a connection as queries first need them (binding all 54 takes ~1.8 s on
+    """Creates views on a connection as queries first need them (binding all of them took ~1.8 s on
     the demo store); nothing to do when the views come precompiled in a catalog.
 
     A view marked for materialization is computed once into a temporary table the view
