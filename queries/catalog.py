@@ -17,8 +17,9 @@ one already built for an older version (same views digest and store path): a cop
 file, whose `events_raw` gets the new files, whose run-local building blocks (`materialize
 by run_id`) are recomputed for the runs the new files touch only, and whose other building
 blocks are recomputed from their (refreshed) inputs when those may have changed. A version
-whose files are not a superset of the older one's (`optimize`) is built in full. Why this
-gives the rows a full build gives: docs/catalog.md.
+made by `optimize` from the older one keeps every computed row (the same events in other
+files); any other version whose files are not a superset of the older one's is built in
+full. Why this gives the rows a full build gives: docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -97,6 +98,32 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
     except OSError as e:  # read-only media, a full disk: the catalog is a cache, queries go on without it
         raise CatalogUnavailable(str(e)) from None
     return path
+
+
+def readable_version(root: Path, version: int) -> int:
+    """The version a reader should open for `version` without waiting for a build it does not
+    need: `version` itself, unless its catalog is missing and another builder holds the build lock
+    right now (the service's committer, another process); then the newest version whose catalog is
+    built, if any. A missing catalog nobody is building is built by the reader, as before: so a
+    query after `tracewh ingest` returns sees what it committed."""
+    path = catalog_path(root, version)
+    if path.exists() or not _build_running(path.parent):
+        return version
+    older = _older_catalog(path.parent, _identity(root), version)
+    return _version_of(older) if older is not None else version
+
+
+def _build_running(folder: Path) -> bool:
+    lock_path = folder / ".build.lock"
+    if not lock_path.exists():
+        return False
+    with open(lock_path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return False
 
 
 def _older_catalog(folder: Path, identity: str, version: int) -> Path | None:
@@ -203,8 +230,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, older: Path, files: list[str]) -> b
     if any(_table(v.name) not in tables for v in views if v.materialize):
         return False  # a view the older data broke stays a plain view there: a full build decides anew
     held = {path for (path,) in con.execute(f"SELECT path FROM {FILES}").fetchall()}
-    if not held <= set(files):
-        return False  # `optimize` replaced files: the rows are the same, but a full build is simpler than proving it
+    if gone := sorted(held - set(files)):
+        if not _compacted(con, gone, [f for f in files if f not in held]):
+            return False  # files removed, and not by a compaction of their events alone: built from scratch
+        define_events_raw(con, files)
+        con.execute("CHECKPOINT")
+        return True
     new = [f for f in files if f not in held]
     if not new:
         return True
@@ -221,6 +252,22 @@ def _refresh(con: duckdb.DuckDBPyConnection, older: Path, files: list[str]) -> b
             if changed[view.name]:  # the catalog's view reads the table: only the table is made again
                 con.execute(f"CREATE OR REPLACE TABLE {_table(view.name)} AS {view.query}")
     con.execute("CHECKPOINT")
+    return True
+
+
+def _compacted(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str]) -> bool:
+    """Whether the files that came hold exactly the events of those that went (`optimize` merged
+    small files, the version before it being the older catalog's): then every row the catalog
+    computed stands, and only its file list changes, which this does. Compared by event id as
+    multisets: a store holds an event id once, and `optimize` rewrites rows without changing them."""
+    if not came:
+        return False
+    went, arrived = (f"SELECT event_id FROM read_parquet({literal_list(paths)}, union_by_name = true)"
+                     for paths in (gone, came))
+    if con.execute(f"SELECT EXISTS ({went} EXCEPT ALL {arrived}) OR EXISTS ({arrived} EXCEPT ALL {went})").fetchone()[0]:
+        return False
+    con.execute(f"DELETE FROM {FILES} WHERE path IN (SELECT unnest({literal_list(gone)}::VARCHAR[]))")
+    _record_files(con, came)
     return True
 
 
@@ -341,7 +388,10 @@ def _refresh_rows(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -
     """Replace a run-local view's rows of the touched runs by their rows now; whether there were any."""
     table = _table(view.name)
     deleted = con.execute(f"DELETE FROM {table} WHERE {view.local_by} IN ({scope.keys(view.local_by)})").fetchone()[0]
-    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)}").fetchone()[0]
+    # By run: only the touched runs' rows. A view over `events_raw` (judgments) also sees, in the
+    # scope, the corrections other runs logged, whose own rows are in the table already.
+    only = f" WHERE run_id IN ({scope.keys('run_id')})" if view.local_by == "run_id" else ""
+    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)}{only}").fetchone()[0]
     return bool(deleted or inserted)
 
 

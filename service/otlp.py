@@ -38,6 +38,7 @@ from ..errors import BadInputError, TracewhError
 from ..ingest.sources import Limits
 from ..warehouse.layout import resolve_root
 from .config import ServiceConfig, authorise
+from .compaction import Compactor
 from .otlp_spool import Committer
 
 PATH = "/v1/traces"
@@ -49,10 +50,9 @@ PROTOBUF, JSON = "application/x-protobuf", "application/json"
 GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 408: 4, 413: 8, 415: 3, 422: 3, 429: 8, 503: 14}
 
 
-def install_otlp(app: FastAPI, config: ServiceConfig) -> None:
+def install_otlp(app: FastAPI, config: ServiceConfig, compactor: Compactor) -> None:
     """Add POST /v1/traces to the service's app."""
-    committer = Committer(resolve_root(config.warehouse), max_bytes=config.otlp_spool_bytes,
-                          compact_files=config.compact_files, compact_interval_s=config.compact_interval_seconds)
+    committer = Committer(resolve_root(config.warehouse), max_bytes=config.otlp_spool_bytes, compactor=compactor)
     committer.start(ingest=bool(config.token))  # and what a killed or stopped service spooled is committed first
     app.state.otlp_committer = committer
     limit = min(MAX_BODY_BYTES, config.max_upload_bytes)

@@ -14,8 +14,9 @@ pipeline refuses outright (the receiver ran the same checks before answering, so
 happen) is kept in _spool/otlp/refused/ and logged as an error: nothing acknowledged is dropped
 silently. Other errors (disk full, a lock) leave the group in the spool and are retried.
 
-The committers also compact: once a partition holds more than `compact_files` data files,
-Warehouse.optimize merges them (same answers, every old version still readable).
+The committers also compact (service/compaction.py): once a partition holds more than the
+service's `compact_files` data files, Warehouse.optimize merges them (same answers, every old
+version still readable).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from fastapi import HTTPException
 
 from ..errors import BadInputError, QualityError, UsageError
 from ..warehouse.wal import RequestLog
+from .compaction import Compactor
 
 log = logging.getLogger("tracewh.otlp")
 SPOOL = Path("_spool") / "otlp"  # inside the store folder; nothing that lists data files looks here
@@ -63,17 +65,14 @@ class Committer:
     spool holds waiting at most (past it, 503 + Retry-After). A commit's fixed cost (gate, Delta
     log, a file per partition) is paid once per group, not once per request."""
 
-    def __init__(self, root: Path, *, max_bytes: int, compact_files: int, compact_interval_s: float,
+    def __init__(self, root: Path, *, max_bytes: int, compactor: Compactor,
                  linger_s: float = LINGER_S, max_group_spans: int = MAX_GROUP_SPANS, workers: int = WORKERS):
-        self.root, self.folder, self.max_bytes = root, root / SPOOL, max_bytes
-        self.compact_files, self.compact_interval_s = compact_files, compact_interval_s
+        self.root, self.folder, self.max_bytes, self.compactor = root, root / SPOOL, max_bytes, compactor
         self.linger_s, self.max_group_spans, self.workers = linger_s, max_group_spans, workers
         self.waiting: queue.Queue[Spooled] = queue.Queue()
         self._spool: RequestLog | None = None
         self._lock = threading.Lock()  # opening the spool, starting threads
         self._group_lock = threading.Lock()  # one worker gathers a group at a time
-        self._compact_lock = threading.Lock()
-        self._compact_checked = time.monotonic()
         self._threads: list[threading.Thread] = []
 
     def start(self, ingest: bool) -> None:
@@ -138,7 +137,7 @@ class Committer:
             for as_json in (False, True):  # exporters send one encoding: a group rarely holds both
                 if same := [r for r in group if r.json == as_json]:
                     self._commit(warehouse, prices, same, as_json)
-            self._compact_if_due(warehouse)
+            self.compactor.compact_if_due(warehouse)
 
     def _next_group(self) -> list[Spooled]:
         """Every request waiting, and those arriving until LINGER_S after the first, up to MAX_GROUP_SPANS."""
@@ -159,6 +158,7 @@ class Committer:
         started = time.monotonic()
         try:
             report = warehouse.ingest_otlp([r.body for r in group], prices=prices, encoding=encoding)
+            warehouse.prepare()  # queryable: the service's reads open the newest version with a built catalog
         except (BadInputError, QualityError) as error:
             if len(group) > 1:  # one request's spans refused: commit the others without it
                 for request in group:
@@ -197,20 +197,3 @@ class Committer:
         assert self._spool is not None
         for request in group:
             self._spool.release(request.segment, PAYLOAD_HEADER.size + len(request.body))
-
-    def _compact_if_due(self, warehouse: Any) -> None:
-        """Every compact_interval_s, compact when a partition holds more than compact_files data files."""
-        if not self._compact_lock.acquire(blocking=False):
-            return  # the other committer is at it
-        try:
-            if time.monotonic() - self._compact_checked < self.compact_interval_s:
-                return
-            self._compact_checked = time.monotonic()
-            result = warehouse.optimize(when_over=self.compact_files)
-            if result is not None:
-                log.info("compacted %d data files into %d", result["files_before"], result["files_after"])
-        except Exception:  # noqa: BLE001 - compaction is housekeeping: the next check tries again
-            log.exception("compacting the store failed")
-        finally:
-            self._compact_lock.release()
-

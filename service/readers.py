@@ -11,6 +11,13 @@ engine's configuration is locked), so what one request leaves behind is only war
 Every read runs its queries in the service's worker processes (`isolation`, queries/isolation.py):
 a read here holds the connection the guard parses on and column lookups use; the workers keep
 their own engines of the same versions.
+
+No read waits for a catalog build it does not need (#34): while another builds the latest
+version's catalog (the service's OTLP or labels committer, another process), a request reads
+the newest version whose catalog is built. The service's own commits (ingest, labels, OTLP)
+build their version's catalog before they answer or release what they committed, so what they
+acknowledged is in what the next request reads; a version nobody is building is built by the
+request that needs it, so a query after `tracewh ingest` returned sees what it committed.
 """
 
 from __future__ import annotations
@@ -30,17 +37,25 @@ class Readers:
         self.root, self.memory_limit, self.keep, self.isolation = root, memory_limit, keep, isolation
         self._idle: list[Warehouse] = []
         self._lock = threading.Lock()
+        self._serving: int | None = None  # the version reads are opened at
 
     @contextmanager
     def reading(self) -> Iterator[Warehouse]:
-        """A sandboxed read of the store's latest version, for this request alone."""
-        version = latest_version(self.root / "events")
+        """A sandboxed read of the store's newest version with a built catalog, for this request alone."""
+        version = self._ready(latest_version(self.root / "events"))
         wh = self._take(version) or Warehouse(self.root, version, sandbox=True, memory_limit=self.memory_limit,
                                               isolation=self.isolation)
         try:
             yield wh
         finally:
             self._give_back(wh)
+
+    def _ready(self, latest: int | None) -> int | None:
+        """`latest`, or the newest version with a built catalog while another builds `latest`'s."""
+        version = Warehouse(self.root).readable_version(latest) if latest is not None else None
+        with self._lock:
+            self._serving = version
+        return version
 
     def _take(self, version: int | None) -> Warehouse | None:
         with self._lock:
@@ -53,7 +68,7 @@ class Readers:
 
     def _give_back(self, wh: Warehouse) -> None:
         with self._lock:
-            keep = len(self._idle) < self.keep and wh.pinned == latest_version(self.root / "events")
+            keep = len(self._idle) < self.keep and wh.pinned == self._serving
             if keep:
                 self._idle.append(wh)
         if not keep:

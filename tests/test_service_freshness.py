@@ -1,0 +1,70 @@
+"""What the service reads while a new version's catalog is being built (#34, service/readers.py):
+no request waits for a build it does not need, and what the service acknowledged is in the
+next answer.
+
+A test that must keep a build from finishing holds the catalog folder's build lock from this
+process, as a long build by another process would.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from helpers import llm_call, serving, tracewh, write_native
+
+TOKEN = "fresh-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def count(base: str) -> int:
+    answer = httpx.post(f"{base}/sql", json={"query": "select count(*) as n from llm_calls"}, headers=AUTH, timeout=60)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["rows"][0]["n"]
+
+
+@contextmanager
+def builds_held(wh: Path) -> Iterator[None]:
+    """The catalog build lock, held here: no process can build a catalog meanwhile."""
+    with open(wh / "_catalog" / ".build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def ingest(folder: Path, wh: Path, run: str, calls: int) -> None:
+    tracewh("ingest", write_native(folder / f"{run}.jsonl", [llm_call(run, i) for i in range(calls)]), "-w", wh,
+            check=True)
+
+
+def test_nobody_waits_for_a_build_another_is_making_and_a_commit_nobody_builds_is_read_at_once(tmp_path):
+    wh = tmp_path / "wh"
+    ingest(tmp_path, wh, "first", 3)
+    with serving(wh, token=TOKEN) as base:
+        assert count(base) == 3  # version 1's catalog: built by this first read
+        with builds_held(wh):  # another process builds catalogs (version 2's, once it commits)
+            ingest(tmp_path, wh, "second", 2)
+            started = time.monotonic()
+            assert count(base) == 3  # answered from version 1, not waiting for version 2's build
+            assert time.monotonic() - started < 10
+        assert count(base) == 5  # nobody builds version 2 now: the read builds it and sees the commit
+        ingest(tmp_path, wh, "third", 1)  # a commit nobody is building: read at once, as `tracewh sql` would
+        assert count(base) == 6
+
+
+def test_what_post_ingest_acknowledged_is_in_the_next_answer(tmp_path):
+    wh = tmp_path / "wh"
+    ingest(tmp_path, wh, "first", 3)
+    with serving(wh, token=TOKEN) as base:
+        assert count(base) == 3
+        upload = write_native(tmp_path / "more.jsonl", [llm_call("more", i) for i in range(4)])
+        with upload.open("rb") as file:
+            answer = httpx.post(f"{base}/ingest", files={"file": ("more.jsonl", file)}, headers=AUTH, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert count(base) == 7  # the ingest built its version's catalog before it answered
