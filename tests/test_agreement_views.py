@@ -2,10 +2,10 @@
 
 Random ratings (seeded): raters that skip targets, labels shared by everyone, ties, an LLM
 judge beside humans, corrected labels. Each statistic of `label_agreement`,
-`rater_agreement`, `majority_vote`, `judge_vs_human` and `judge_vs_reference` must equal
-scikit-learn's cohen_kappa_score, statsmodels' fleiss_kappa, the `krippendorff` package and
-scipy's pearsonr / spearmanr on the same ratings (NaN there is NULL here). The views are
-SQL; these libraries are test-only references.
+`rater_agreement`, `majority_vote`, `judge_vs_human`, `majority_vs_human` and
+`judge_vs_reference` must equal scikit-learn's cohen_kappa_score, statsmodels' fleiss_kappa,
+the `krippendorff` package and scipy's pearsonr / spearmanr on the same ratings (NaN there
+is NULL here). The views are SQL; these libraries are test-only references.
 """
 
 from __future__ import annotations
@@ -220,3 +220,39 @@ def test_judge_vs_reference_matches_scipy(seed: int, tmp_path: Path) -> None:
         assert _same(row["pearson"], r)
         assert _same(row["spearman"], _spearman(x, y))
         assert _same(row["r2"], r * r)
+
+
+def _strict_majority(labels: list[Any]) -> Any:
+    """The most frequent label, or None on a tie or when there are none."""
+    counts = Counter(labels).most_common()
+    if not counts or (len(counts) > 1 and counts[1][1] == counts[0][1]):
+        return None
+    return counts[0][0]
+
+
+@pytest.mark.parametrize("seed", LABEL_SEEDS)
+def test_majority_vs_human_matches_sklearn(seed: int, tmp_path: Path) -> None:
+    ratings, raters, references, nominal = _ratings(seed)
+    events = _events(ratings, raters, references, nominal, seed)
+    # The evaluated model of each target: two models and targets without one (None). People's
+    # labels of every other target name no model: the view takes it from the judges' labels.
+    model_of = {f"t{i}": [f"m{seed % 2}", "m9", None][i % 3] for i in range(20)}
+    for event in events:
+        target, human = event["payload"]["target_id"], event["payload"]["rater_kind"] == "human"
+        if model_of[target] and not (human and int(target[1:]) % 2):
+            event["payload"]["target_model"] = model_of[target]
+    rows = {r["model"]: r for r in _query(events, tmp_path, "select * from majority_vs_human")}
+
+    targets = sorted(set().union(*(set(r) for r in ratings.values())))
+    pairs: dict[Any, list[tuple[Any, Any]]] = {}
+    for t in targets:
+        llm = _strict_majority([ratings[r][t] for r in ratings if raters[r] == "llm" and t in ratings[r]])
+        human = _strict_majority([ratings[r][t] for r in ratings if raters[r] == "human" and t in ratings[r]])
+        if llm is not None and human is not None:
+            pairs.setdefault(model_of[t], []).append((llm, human))
+    assert set(rows) == set(pairs)
+    for model, compared in pairs.items():
+        row = rows[model]
+        assert row["n"] == len(compared)
+        assert row["agreement"] == pytest.approx(np.mean([a == b for a, b in compared]))
+        assert _same(row["cohen_kappa"], _kappa(*zip(*compared))), (model, row, compared)

@@ -299,8 +299,9 @@ def test_the_example_rubrics_judge_the_demo_store(tmp_path):
     home = tmp_path / "home"
     tracewh("demo", "--tasks", "12", env=os.environ | {"TRACEWH_HOME": str(home)}, check=True)
     wh = home / "demo" / "warehouse"
-    examples = sorted(EXAMPLES.glob("*.yaml"))
-    assert {p.stem for p in examples} >= {"d52_compliance", "d52_round_trip"}
+    # DELEGATE-52's; tests/test_paper_rubrics.py runs every example rubric with its docs page
+    examples = sorted(EXAMPLES.glob("d52_*.yaml"))
+    assert {p.stem for p in examples} == {"d52_compliance", "d52_round_trip"}
     with FakeJudge() as fake:
         for example in examples:
             tracewh("judge", example, "-w", wh, "--limit", "2", env=judge_env(fake, tmp_path), check=True)

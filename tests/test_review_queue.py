@@ -13,6 +13,7 @@ import html
 import json
 import statistics
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,20 @@ def current_label(store: Path, name: str, target: str, annotator: str) -> dict[s
     return found[0] if found else None
 
 
+def committed_label(store: Path, name: str, target: str, annotator: str) -> dict[str, Any] | None:
+    """The current label once the service has committed every label it answered for."""
+    wait_committed(store)
+    return current_label(store, name, target, annotator)
+
+
+def wait_committed(store: Path, seconds: float = 10) -> None:
+    """Until the labels spool holds nothing: the service answers a label once it is fsynced there
+    and commits it in the background (#34); a segment goes once all it holds is committed."""
+    deadline = time.monotonic() + seconds
+    while any((store / "_spool" / "labels").glob("*.wal")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 # -- the CLI and the views -----------------------------------------------------------------------
 
 def test_queueing_a_rubric_twice_makes_one_item_per_target(store, tmp_path):
@@ -161,7 +176,7 @@ def test_an_item_needs_its_reviews_from_distinct_annotators(store, tmp_path):
 
 # -- POST /labels ----------------------------------------------------------------------------------
 
-def test_post_labels_needs_the_ingest_token_and_answers_once_committed(store, base, tmp_path):
+def test_post_labels_needs_the_ingest_token_and_answers_once_spooled(store, base, tmp_path):
     tracewh("queue", "add", rubric(tmp_path, "q_http", "benchmark = 'decisionbench'"), "-w", store, check=True)
     targets = [i["target_id"] for i in queue(store, "q_http")]
     one = {"rubric": "q_http", "target_id": targets[0], "label": "good", "annotator": "ann", "note": "fine"}
@@ -173,11 +188,11 @@ def test_post_labels_needs_the_ingest_token_and_answers_once_committed(store, ba
     auth = {"Authorization": f"Bearer {TOKEN}"}
     answer = httpx.post(base + "/labels", json=one, headers=auth)
     assert answer.status_code == 200 and answer.json() == {"added": 1, "superseded": 0, "unchanged": 0}
-    assert current_label(store, "q_http", targets[0], "ann") == {"label": "good", "revisions": 0}
+    assert committed_label(store, "q_http", targets[0], "ann") == {"label": "good", "revisions": 0}
     many = [one | {"label": "bad"}, {"rubric": "q_http", "target_id": targets[1], "score": None, "label": "good",
                                      "annotator": "bob"}]
     assert httpx.post(base + "/labels", json=many, headers=auth).json() == {"added": 2, "superseded": 1, "unchanged": 0}
-    assert current_label(store, "q_http", targets[0], "ann") == {"label": "bad", "revisions": 1}
+    assert committed_label(store, "q_http", targets[0], "ann") == {"label": "bad", "revisions": 1}
     run_id, task_id = targets[0].split("/", 1)  # the label carries the queued target's run and task
     assert rows(store, "select run_id, task_id from labels where rubric = 'q_http' and rater = 'ann'") == [
         {"run_id": run_id, "task_id": task_id}]
@@ -210,7 +225,7 @@ def test_keyboard_labelling_skip_and_undo(annotators, store, tmp_path, request):
     assert page.locator("#trace [role=treeitem]").count() > 0  # the target's trace, as the trace page draws it
     took = [label_seconds(page, "1")]  # 1: the first label, "good"
     assert shown(page) == targets[1]
-    assert current_label(store, "q_keys", targets[0], "ann") == {"label": "good", "revisions": 0}
+    assert committed_label(store, "q_keys", targets[0], "ann") == {"label": "good", "revisions": 0}
 
     page.keyboard.press("s")  # skip targets[1] for this session
     wait_for_item(page, f"(t) => t === {json.dumps(targets[2])}")
@@ -218,7 +233,7 @@ def test_keyboard_labelling_skip_and_undo(annotators, store, tmp_path, request):
     wait_for_item(page, f"(t) => t === {json.dumps(targets[0])}")
     assert page.locator("#current-label").inner_text() == "good"
     took.append(label_seconds(page, "2"))  # ...and label it again: "bad" replaces "good"
-    assert current_label(store, "q_keys", targets[0], "ann") == {"label": "bad", "revisions": 1}
+    assert committed_label(store, "q_keys", targets[0], "ann") == {"label": "bad", "revisions": 1}
     assert shown(page) == targets[2]  # targets[1] stays skipped
     took.append(label_seconds(page, "3"))
     assert shown(page) == targets[3]
@@ -243,6 +258,7 @@ def test_two_annotators_each_see_their_own_next_item(annotators, store, base, tm
     assert shown(bob) == targets[0]  # ann's label is one review of two: bob is still asked
     label_seconds(bob, "2")
     assert shown(bob) == targets[1]
+    wait_committed(store)
     assert queue(store, "q_two")[0]["done"]
     carol = annotators("carol", "q_two")
     assert shown(carol) == targets[1]  # targets[0] is done
@@ -265,7 +281,7 @@ def test_hostile_target_stays_inert(annotators, store, tmp_path):
     label_seconds(page, "1")
     assert shown(page) == targets[1]
     assert page.evaluate("window.__xss") is None
-    assert current_label(store, "q_hostile", targets[0], "eve " + IMG) == {"label": "good", "revisions": 0}
+    assert committed_label(store, "q_hostile", targets[0], "eve " + IMG) == {"label": "good", "revisions": 0}
 
 
 def test_labelling_forms_refuse_other_sites(base, store, tmp_path):

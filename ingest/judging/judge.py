@@ -213,6 +213,11 @@ def _ask(wh: WarehouseAccess, rubric: Rubric, work: list[Work], clients: dict[Ju
     reserved = 0.0
     fatal: CallFailed | None = None
     committed = False
+    # Commits run beside the asking, one at a time: a commit takes a second at scale, in which this
+    # thread would otherwise leave finished calls unread and their slots unfilled (answers are in the
+    # spool before they count, so nothing waits on a commit but the end of the run).
+    committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-commit")
+    committing: Future[None] | None = None
     try:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge") as pool:
             def fill() -> None:
@@ -250,15 +255,21 @@ def _ask(wh: WarehouseAccess, rubric: Rubric, work: list[Work], clients: dict[Ju
                     pending.extend(lines)
                     _count(summary.tallies[item.judge.rater], reply, lines, listener)
                     reserved -= item.estimate
-                if len(pending) >= 2 * COMMIT_EVERY or (pending and time.monotonic() - last_commit >= COMMIT_AFTER_S):
-                    _commit(wh, rubric, pending)  # two lines an answer: its llm_call and its judgment
+                due = len(pending) >= 2 * COMMIT_EVERY or (pending and time.monotonic() - last_commit >= COMMIT_AFTER_S)
+                if due and (committing is None or committing.done()):
+                    if committing is not None:
+                        committing.result()  # a commit that failed stops the run here
+                    committing = committer.submit(_commit, wh, rubric, pending)  # two lines an answer
                     pending, last_commit = [], time.monotonic()
                 fill()
         for item in queue:  # what the budget or a fatal error left unasked
             summary.tallies[item.judge.rater].skipped += 1
+        if committing is not None:
+            committing.result()
         _commit(wh, rubric, pending)
         committed = True
     finally:
+        committer.shutdown(wait=True)
         spool.close(committed)
     if fatal is not None:
         raise UsageError(f"{rubric.file}: stopped: {fatal}")

@@ -100,6 +100,17 @@ def record_labels(wh: WarehouseAccess, items: list[LabelInput | dict[str, Any]],
                   rubric_file: str | Path | None = None) -> LabelReport:
     """Check every label, then commit the new ones as one batch. A dict is read as a LabelInput
     (rubric, target_id, annotator, label or score, note)."""
+    report, events = label_events(wh, items, rubric_file)
+    commit_label_events(wh, events)
+    return report
+
+
+def label_events(wh: WarehouseAccess, items: list[LabelInput | dict[str, Any]], rubric_file: str | Path | None = None,
+                 pending: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> tuple[LabelReport, list[dict[str, Any]]]:
+    """Check every label and give the events that record the new ones, committing nothing.
+    `pending`: labels accepted and not yet committed (the service's spool), by (rubric, target_id,
+    annotator), each as `labels` has it (label, value, note, event_id): they count as current, so a
+    correction supersedes the label just given, not the one before it."""
     items = [LabelInput(**item, file="Warehouse.label") if isinstance(item, dict) else item for item in items]
     rubric = load_rubric(rubric_file) if rubric_file is not None else None
     spaces: dict[str, tuple[tuple[str, ...] | None, tuple[float, float] | None]] = {}
@@ -110,7 +121,7 @@ def record_labels(wh: WarehouseAccess, items: list[LabelInput | dict[str, Any]],
             spaces[one.rubric] = _answer_space(wh, one.rubric, rubric, item)
         checked.append(_in_space(one, *spaces[one.rubric], item))
     report, events = LabelReport(), []
-    current = _current_labels(wh, {c.rubric for c in checked})
+    current = _current_labels(wh, {c.rubric for c in checked}) | (pending or {})
     targets = _target_fields(wh, {(c.rubric, c.target_id) for c in checked})
     for c in checked:
         now = current.get((c.rubric, c.target_id, c.annotator))
@@ -121,17 +132,32 @@ def record_labels(wh: WarehouseAccess, items: list[LabelInput | dict[str, Any]],
         event = label_event(c.rubric, target, c.annotator, c.label, c.value, c.note,
                             now["event_id"] if now else None, rubric if rubric and rubric.name == c.rubric else None)
         events.append(event)
-        current[(c.rubric, c.target_id, c.annotator)] = {"label": c.label, "value": c.value, "note": c.note,
-                                                         "event_id": event["event_id"]}
+        current[(c.rubric, c.target_id, c.annotator)] = current_of(event)
         report.added += 1
         report.superseded += now is not None
-    if events:
-        from ..pipeline import ingest_memory
+    return report, events
 
-        data = header(generator="tracewh label") + b"".join(dumps_event(e) for e in events)
-        ingest_memory(wh.store, "tracewh label", "labels.jsonl", data)
-        wh.close()
-    return report
+
+def current_of(event: dict[str, Any]) -> dict[str, Any]:
+    """A label event as the `labels` view's current label (what a later label is compared with)."""
+    payload = event["payload"]
+    return {"label": payload.get("label"), "value": payload.get("value"), "note": payload.get("note"),
+            "event_id": event["event_id"]}
+
+
+def commit_label_events(wh: WarehouseAccess, events: list[dict[str, Any]]) -> None:
+    """Commit label events as one batch."""
+    if events:
+        commit_label_lines(wh, b"".join(dumps_event(e) for e in events))
+
+
+def commit_label_lines(wh: WarehouseAccess, lines: bytes) -> None:
+    """Commit label events, as native JSON lines, as one batch (an event already stored adds
+    nothing: ids derive from the label and what it supersedes)."""
+    from ..pipeline import ingest_memory
+
+    ingest_memory(wh.store, "tracewh label", "labels.jsonl", header(generator="tracewh label") + lines)
+    wh.close()
 
 
 def _basic(item: LabelInput) -> Checked:

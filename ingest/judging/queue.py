@@ -86,15 +86,43 @@ def _stored_ids(wh: WarehouseAccess, rubric_name: str) -> set[str]:
     return {r[0] for r in rows}
 
 
-def next_item(wh: WarehouseAccess, rubric: str, annotator: str, skipped: list[str] | tuple[str, ...] = ()) -> dict[str, Any] | None:
+# The rubric's queue items, each with `raters`: its annotators, those of labels given and not yet
+# committed ($3 targets, $4 annotators: the service's pending labels) counted in.
+WITH_RATERS = ("with given as (select unnest($3::varchar[]) as target_id, unnest($4::varchar[]) as annotator), "
+               "queued as (select q.*, list_distinct(list_concat(q.annotators, coalesce(g.annotators, []))) as raters "
+               "from review_queue q left join (select target_id, list(annotator) as annotators from given "
+               "group by target_id) g using (target_id) where q.rubric = $1) ")
+
+
+def next_item(wh: WarehouseAccess, rubric: str, annotator: str, skipped: list[str] | tuple[str, ...] = (),
+              pending: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()) -> dict[str, Any] | None:
     """The next item for this annotator: not done, not labelled by them, not skipped by them, in
-    the queue's order (the target query's, then target_id); None when there is none."""
+    the queue's order (the target query's, then target_id); None when there is none. `pending`:
+    (target_id, annotator) of labels given and not yet committed, counted as given."""
     if not wh.exists():
         return None
-    rows = wh.sql("select * from review_queue where rubric = $1 and not done and not list_contains(annotators, $2) "
-                  "and not list_contains($3::varchar[], target_id) order by position, target_id limit 1",
-                  [rubric, annotator, list(skipped)]).to_arrow_table().to_pylist()
+    rows = wh.sql(WITH_RATERS + "select * exclude (raters) from queued where len(raters) < reviews "
+                  "and not list_contains(raters, $2) and not list_contains($5::varchar[], target_id) "
+                  "order by position, target_id limit 1",
+                  [rubric, annotator, *_given(pending), list(skipped)]).to_arrow_table().to_pylist()
     return rows[0] if rows else None
+
+
+def annotator_counts(wh: WarehouseAccess, rubric: str, annotator: str,
+                     pending: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()) -> dict[str, int]:
+    """The queue's items and items done, and this annotator's items labelled and items left (not
+    done, not labelled by them), with `pending` labels counted as given (`review_progress`'s numbers)."""
+    if not wh.exists():
+        return {"items": 0, "done": 0, "labelled": 0, "remaining": 0}
+    rows = wh.sql(WITH_RATERS + "select count(*) as items, count(*) filter (where len(raters) >= reviews) as done, "
+                  "count(*) filter (where list_contains(raters, $2)) as labelled, count(*) filter "
+                  "(where len(raters) < reviews and not list_contains(raters, $2)) as remaining from queued",
+                  [rubric, annotator, *_given(pending)]).to_arrow_table().to_pylist()
+    return rows[0]
+
+
+def _given(pending: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> list[list[str]]:
+    return [[t for t, _ in pending], [a for _, a in pending]]
 
 
 def queue_item(wh: WarehouseAccess, rubric: str, target_id: str) -> dict[str, Any] | None:

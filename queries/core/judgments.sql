@@ -11,6 +11,7 @@
 -- Unlike every other view this one reads `events_raw`: a label corrected by a later one
 -- (`supersedes`) stays here with `superseded = true`, so who changed what, and when, stays
 -- queryable. `labels` reads the current ones.
+-- tracewh: materialize by run_id
 CREATE OR REPLACE VIEW judgments AS
 SELECT
     event_id, run_id, benchmark, seq, ts, task_id, subtask, agent, model,

@@ -1,32 +1,21 @@
 -- One row per review-queue item: a rubric's target that people are asked to label, with how
 -- many reviews it wants, how many it has and who gave them.
 --
--- Items are `registry` events (payload name review_queue) written by `tracewh queue add`; a
--- target queued again with another number of reviews is a later event, and the latest wins
--- (by time, then sequence). `labels` counts the distinct annotators (rater_kind human) with
--- a current label of the target under the rubric: an annotator who corrects a label still
--- counts once, LLM judges never. `done` once that count reaches `reviews`. `position` is the
+-- Items are `registry` events (payload name review_queue) written by `tracewh queue add`, read
+-- through `review_queue_items`; a target queued again with another number of reviews is a
+-- later event, and the latest wins (by time, then sequence). `labels` counts the distinct
+-- annotators (rater_kind human) with a current label of the target under the rubric: an
+-- annotator who corrects a label still counts once, LLM judges never. `done` once that count reaches `reviews`. `position` is the
 -- target's place in the rubric's target query when it was queued (the queue's order).
 -- `reference` (JSON) is the target query's reference column; `fields` holds its other
 -- columns (JSON) to show reviewers; `label_set` or `scale` is the rubric's answer space.
 CREATE OR REPLACE VIEW review_queue AS
 WITH items AS (
     SELECT
-        payload ->> '$.queue' AS rubric,
-        payload ->> '$.target_id' AS target_id,
-        payload ->> '$.target_run_id' AS run_id,
-        payload ->> '$.target_task_id' AS task_id,
-        payload ->> '$.target_model' AS model,
-        payload -> '$.reference' AS reference,
-        TRY_CAST(payload ->> '$.reviews' AS INTEGER) AS reviews,
-        TRY_CAST(payload ->> '$.position' AS BIGINT) AS position,
-        payload -> '$.fields' AS fields,
-        payload -> '$.label_set' AS label_set,
-        payload -> '$.scale' AS scale,
-        ts AS queued_ts
-    FROM events
-    WHERE benchmark = 'judging' AND kind = 'registry' AND payload ->> '$.name' = 'review_queue'
-    QUALIFY row_number() OVER (PARTITION BY rubric, target_id ORDER BY ts DESC NULLS LAST, seq DESC, event_id DESC) = 1
+        rubric, target_id, target_run_id AS run_id, target_task_id AS task_id, target_model AS model,
+        reference, reviews, position, fields, label_set, scale, queued_ts
+    FROM review_queue_items
+    QUALIFY row_number() OVER (PARTITION BY rubric, target_id ORDER BY queued_ts DESC NULLS LAST, seq DESC, event_id DESC) = 1
 ),
 reviewed AS (
     SELECT rubric, target_id, count(DISTINCT rater) AS labels, list(DISTINCT rater ORDER BY rater) AS annotators

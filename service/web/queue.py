@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,8 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...errors import BadInputError, NotFoundError
 from ...ingest.judging.labels import LabelInput
-from ...ingest.judging.queue import next_item, progress, queue_item
-from ...warehouse.layout import resolve_root
+from ...ingest.judging.queue import annotator_counts, next_item, progress, queue_item
 from ..config import ServiceConfig
 from ..gate import Reading
 from .auth import COOKIE_DAYS, refuse_cross_site
@@ -49,7 +47,6 @@ TRACE_ROWS_SHOWN = 300
 
 
 def queue_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> None:
-    root = resolve_root(config.warehouse)
     limits = {"timeout_s": config.query_seconds}
 
     @router.get("/ui/queues")
@@ -68,19 +65,20 @@ def queue_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> 
             return page(request, "queue_annotator.html", section="queues", next=request_target(request), wrong=None,
                         annotator=None)
 
+        pending = request.app.state.label_spool.pending(rubric)  # before the read: what it may not show yet
+
         def work(wh: Warehouse) -> Response:
-            item = queue_item(wh, rubric, target) if target else next_item(wh, rubric, annotator, skipped_of(request, rubric))
+            given = [(t, a) for _, t, a in pending]
+            item = queue_item(wh, rubric, target) if target else next_item(wh, rubric, annotator,
+                                                                             skipped_of(request, rubric), given)
             if target and item is None:
                 raise NotFoundError(f"no item {target!r} in review queue {rubric!r}")
-            mine = [p for p in progress(wh, rubric) if p["annotator"] == annotator]
-            totals = wh.sql("select count(*), count(*) filter (where done) from review_queue where rubric = $1",
-                            [rubric]).fetchall()[0]
-            if not totals[0]:
+            counts = annotator_counts(wh, rubric, annotator, given)
+            if not counts["items"]:
                 raise NotFoundError(f"no review queue {rubric!r}; make one with `tracewh queue add RUBRIC.yaml`")
             return page(request, "queue.html", section="queues", rubric=rubric, annotator=annotator, item=item,
-                        shown=_shown(item) if item else None, current=_current(wh, rubric, item, annotator),
-                        items=totals[0], done=totals[1], mine=mine[0] if mine else None, prev=prev,
-                        revisiting=bool(target), **_trace_of(wh, item, config, limits))
+                        shown=_shown(item) if item else None, current=_current(wh, rubric, item, annotator, pending),
+                        counts=counts, prev=prev, revisiting=bool(target), **_trace_of(wh, item, config, limits))
 
         return await reading(work)
 
@@ -94,7 +92,7 @@ def queue_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> 
             raise NotFoundError(f"no item {target_id!r} in review queue {rubric!r}")
         answer = _answer(item, label, score)
         labelled = LabelInput(rubric, target_id, annotator, note=note or None, file="the labelling page", **answer)
-        await run_in_threadpool(_write_label, root, labelled)
+        await run_in_threadpool(request.app.state.label_spool.accept, [labelled])
         return RedirectResponse(url(f"/ui/queues/{rubric}", prev=target_id), status_code=303)
 
     @router.post("/ui/queues/{rubric}/skip")
@@ -122,12 +120,6 @@ def queue_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> 
                             secure=request.url.scheme == "https")
         response.delete_cookie(SKIPPED_COOKIE, path="/")  # another annotator: another session of skips
         return response
-
-
-def _write_label(root: Path, labelled: LabelInput) -> None:
-    from ...api import Warehouse
-
-    Warehouse(root).label([labelled])
 
 
 def annotator_of(request: Request) -> str | None:
@@ -209,10 +201,14 @@ def _shown(item: dict[str, Any]) -> dict[str, Any]:
             "scale": scale}
 
 
-def _current(wh: Warehouse, rubric: str, item: dict[str, Any] | None, annotator: str) -> dict[str, Any] | None:
-    """This annotator's current label of the item, if any (shown when going back to relabel it)."""
+def _current(wh: Warehouse, rubric: str, item: dict[str, Any] | None, annotator: str,
+             pending: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any] | None:
+    """This annotator's current label of the item, if any (shown when going back to relabel it):
+    the one just given if it is not committed yet."""
     if item is None:
         return None
+    if (given := pending.get((rubric, item["target_id"], annotator))) is not None:
+        return {"label": given["label"], "value": given["value"], "note": given["note"]}
     rows = wh.sql("select label, value, note from labels where rubric = $1 and target_id = $2 and rater = $3 "
                   "and rater_kind = 'human'", [rubric, item["target_id"], annotator]).fetchall()
     return {"label": rows[0][0], "value": rows[0][1], "note": rows[0][2]} if rows else None
