@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from .analytics.compare import Comparison
     from .analytics.otlp_export import OtlpExport
+    from .analytics.release import Release
     from .analytics.paper_export import TableOptions
     from .ingest.capture.recorder import Recorder
     from .ingest.judging.judge import JudgeListener, JudgeSummary
@@ -159,6 +160,19 @@ class Warehouse:
         except CatalogUnavailable:  # read-only media, a path DuckDB cannot open: views made in memory instead
             return QueryEngine(self.store.files(version), **options)
         return QueryEngine(catalog=catalog, **options)
+
+    def prepare(self) -> None:
+        """Build this version's view catalog now, if it is not built, so that the next query
+        does not wait for it (the service does this after each commit it makes)."""
+        self.engine  # noqa: B018 - opening the engine builds the catalog
+
+    def readable_version(self, version: int) -> int:
+        """The version to read for `version` without waiting on a catalog build another is making
+        now: `version`, or while its catalog is being built the newest version whose catalog is
+        (queries/catalog.py)."""
+        from .queries.catalog import readable_version
+
+        return readable_version(self.path, version)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -370,6 +384,22 @@ class Warehouse:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to label")
         return record_labels(self, list(labels), rubric_file)
 
+    def label_events(self, labels: Sequence[LabelInput | dict[str, Any]], *,
+                     pending: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> tuple[LabelReport, list[dict]]:
+        """Check labels as `label` does and give the events that would record them, committing
+        nothing (the service spools them: service/label_spool.py). `pending`: labels accepted and
+        not yet committed, by (rubric, target_id, annotator), which count as current."""
+        from .ingest.judging.labels import label_events
+
+        return label_events(self, list(labels), pending=pending)
+
+    def commit_label_lines(self, lines: bytes) -> None:
+        """Commit label events given as native JSON lines (from `label_events`), as one batch;
+        events already stored add nothing."""
+        from .ingest.judging.labels import commit_label_lines
+
+        commit_label_lines(self, lines)
+
     def queue_add(self, rubric: str | Path, *, reviews: int = 1) -> QueueReport:
         """Put the rubric's targets (its `targets` query) in its review queue, each wanting
         `reviews` labels by distinct annotators; a target already queued so is left alone."""
@@ -379,12 +409,14 @@ class Warehouse:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to queue")
         return add_to_queue(self, rubric, reviews)
 
-    def next_item(self, rubric: str, annotator: str, *, skipped: Sequence[str] = ()) -> dict[str, Any] | None:
+    def next_item(self, rubric: str, annotator: str, *, skipped: Sequence[str] = (),
+                  pending: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
         """The rubric's next queue item for this annotator (a `review_queue` row): not done, not
-        labelled by them, not in `skipped`, in the queue's order; None when none is left."""
+        labelled by them, not in `skipped`, in the queue's order; None when none is left.
+        `pending`: (target_id, annotator) of labels given and not yet committed, counted as given."""
         from .ingest.judging.queue import next_item
 
-        return next_item(self, rubric, annotator, list(skipped))
+        return next_item(self, rubric, annotator, list(skipped), list(pending))
 
     # -- out: tables, events, figures, statistics --------------------------------
 
@@ -452,11 +484,12 @@ class Warehouse:
 
     def compare(self, target: str, *, by: str, a: str, b: str, match: Sequence[str] = ("task_id",),
                 where: str | None = None, n_boot: int = 5000, seed: int = 0, rng_key: Sequence[str] = (),
-                plot: Path | None = None) -> Comparison:
+                plot: Path | None = None, timeout_s: float | None = None) -> Comparison:
         """`target` = VIEW.COLUMN, a numeric column, between the rows where `by` = `a` and those where
         `by` = `b`, paired on `match` (docs/compare.md): means, mean difference b - a with a paired
         bootstrap CI, win/tie/loss, sign test (McNemar for 0/1), unmatched and most-changed items.
-        `rng_key` names the random stream as `stats delta` does, (model, suite): the same CI."""
+        `rng_key` names the random stream as `stats delta` does, (model, suite): the same CI.
+        `timeout_s` stops its queries (not the bootstrap) after that long, as the web page asks."""
         from .analytics.compare import Question, compare, plot_pairs
         from .queries.guard import prepare_query
         from .queries.registry import view_names
@@ -472,10 +505,29 @@ class Warehouse:
             raise UsageError("--match needs at least one column (default task_id)")
         # The filter runs as DuckDB regenerated it from its own parse, never spliced as typed.
         source = prepare_query(f"select * from {view}" + (f" where {where}" if where else ""), service=self.sandbox).sql
-        result = compare(self, source, Question(view, column, by, a, b, tuple(match), n_boot, seed, tuple(rng_key)))
+        with self.engine.time_limit(timeout_s):  # also: a filter failing as it runs is a QueryError, not a crash
+            result = compare(self, source, Question(view, column, by, a, b, tuple(match), n_boot, seed, tuple(rng_key)))
         if plot is not None:
             plot_pairs(result, plot)
         return result
+
+    def release(self, out: str | Path, *, runs: Sequence[str] = (), where: str | None = None,
+                views: Sequence[str] = (), no_content: bool = False, allow: Sequence[str] = (),
+                license: str = "other", title: str | None = None, description: str | None = None,  # noqa: A002
+                citation: str | None = None, shard_rows: int | None = None, overwrite: bool = False) -> Release:
+        """Write runs as a dataset folder to publish (docs/release.md): Parquet shards of their events
+        under `events/` (and of `views` under `views/<name>/`), a dataset card (README.md) and
+        Croissant metadata. Default: every run; `runs` and/or `where` (a filter over `runs`) choose.
+        `no_content` drops message text, tool arguments and results; a secret scan of what would be
+        written refuses the release (SecretsFound, nothing written) unless `allow` names each value.
+        `tracewh ingest` reads the folder back with the same event ids."""
+        from .analytics.release import ReleaseRequest, release
+        from .analytics.release.shards import SHARD_ROWS
+
+        self.require_store()
+        request = ReleaseRequest(tuple(runs), where, tuple(views), no_content, tuple(allow), license, title, description,
+                                 citation, SHARD_ROWS if shard_rows is None else shard_rows)
+        return release(self, self.path, Path(out), request, overwrite=overwrite)
 
     def paired_delta(self, baseline: str = "blind", n_boot: int = 5000, seed: int = 0) -> duckdb.DuckDBPyRelation:
         """DecisionBench Δq per model x suite x condition vs `baseline`, paired bootstrap CIs."""

@@ -73,11 +73,20 @@ class Comparison:
     unmatched: list[dict[str, Any]] = field(default_factory=list)  # side, the key columns, value, runs
     changed: list[dict[str, Any]] = field(default_factory=list)  # the key columns, a, b, diff, runs_a, runs_b
     pairs: list[tuple[float, float]] = field(default_factory=list, repr=False)  # (a, b) per pair, by key
+    # Every pair, by key: what `changed` holds, and, when the view has run_id and task_id, each
+    # side's traces ({"run_id", "task_id"} each) so a page can open both (the web page's per-item table).
+    items: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object of `tracewh compare -f json`: the summary, `unmatched` and `changed`."""
         result = asdict(self)
-        del result["pairs"]
+        del result["pairs"], result["items"]
         return result
+
+
+def is_numeric(kind: str) -> bool:
+    """Whether a column of this DuckDB type can be compared (integers, floats, decimals, booleans)."""
+    return kind in NUMERIC_TYPES or kind.startswith("DECIMAL")
 
 
 def sign_test(wins: int, losses: int) -> float | None:
@@ -99,9 +108,9 @@ def sign_test(wins: int, losses: int) -> float | None:
 def compare(wh: Queryable, source: str, question: Question) -> Comparison:
     """`source`: a read-only query over `question.view` (the guard has checked it), its rows to compare."""
     q = question
-    has_runs = _check_columns(wh, source, q)
+    has_runs, has_traces = _check_columns(wh, source, q)
     _check_groups(wh, source, q)
-    rows = wh.sql(_pairing_query(source, q, has_runs), params={"a": q.a, "b": q.b}).fetchall()
+    rows = wh.sql(_pairing_query(source, q, has_runs, has_traces), params={"a": q.a, "b": q.b}).fetchall()
     keyed = [(dict(zip(q.match, row[:len(q.match)])), *row[len(q.match):]) for row in rows]
     paired = [r for r in keyed if r[1] is not None and r[2] is not None]
     if not paired:
@@ -115,17 +124,19 @@ def compare(wh: Queryable, source: str, question: Question) -> Comparison:
     wins, losses = int(((diffs > 0) & ~tied).sum()), int(((diffs < 0) & ~tied).sum())
     binary = bool(np.isin(np.concatenate([a, b]), (0.0, 1.0)).all())
     unmatched = [_unmatched(r, has_runs) for r in keyed if r[1] is None or r[2] is None]
+    items = [_item(r, has_runs, has_traces) for r in paired]
     return Comparison(
         view=q.view, column=q.column, by=q.by, a=q.a, b=q.b, match=list(q.match), n_pairs=len(paired),
         unmatched_a=sum(u["side"] == "a" for u in unmatched), unmatched_b=sum(u["side"] == "b" for u in unmatched),
         mean_a=float(a.mean()), mean_b=float(b.mean()), diff=diff, ci_low=low, ci_high=high, level=q.level,
         wins=wins, ties=int(tied.sum()), losses=losses, test="mcnemar" if binary else "sign",
-        p_value=sign_test(wins, losses), unmatched=unmatched, changed=_most_changed(paired, has_runs),
-        pairs=list(zip(a.tolist(), b.tolist())))
+        p_value=sign_test(wins, losses), unmatched=unmatched, changed=_most_changed(items),
+        pairs=list(zip(a.tolist(), b.tolist())), items=items)
 
 
-def _check_columns(wh: Queryable, source: str, q: Question) -> bool:
-    """UsageError unless the columns named are the view's and `column` is numeric; whether it has run_id."""
+def _check_columns(wh: Queryable, source: str, q: Question) -> tuple[bool, bool]:
+    """UsageError unless the columns named are the view's and `column` is numeric; whether its
+    items have runs to list (run_id, not a key column) and traces to open (run_id and task_id)."""
     relation = wh.sql(f"select * from ({source}) limit 0")
     types = dict(zip(relation.columns, map(str, relation.types)))
     for option, name in [("COLUMN", q.column), ("--by", q.by), *(("--match", m) for m in q.match)]:
@@ -136,11 +147,11 @@ def _check_columns(wh: Queryable, source: str, q: Question) -> bool:
     if q.by in q.match:
         raise UsageError(f"--by {q.by!r} tells the groups apart: it cannot also be a --match column")
     kind = types[q.column]
-    if kind not in NUMERIC_TYPES and not kind.startswith("DECIMAL"):
+    if not is_numeric(kind):
         raise UsageError(f"{q.view}.{q.column} is {kind}, not a number: compare a numeric column")
     if q.a == q.b:
         raise UsageError(f"--a and --b are both {q.a!r}: compare two different values of {q.by}")
-    return "run_id" in types and "run_id" not in q.match
+    return "run_id" in types and "run_id" not in q.match, "run_id" in types and "task_id" in types
 
 
 def _check_groups(wh: Queryable, source: str, q: Question) -> None:
@@ -156,34 +167,54 @@ def _check_groups(wh: Queryable, source: str, q: Question) -> None:
                              + (f"; its values: {', '.join(values)}" if values else " (no rows at all)"))
 
 
-def _pairing_query(source: str, q: Question, has_runs: bool) -> str:
+def _pairing_query(source: str, q: Question, has_runs: bool, has_traces: bool) -> str:
     """One row per key: the key columns, the mean of group a, of group b (NULL where the group
-    has no value), and each side's runs; ordered by key, as `stats delta` orders its pairs."""
+    has no value), each side's runs and traces ([run_id, task_id] each); ordered by key, as
+    `stats delta` orders its pairs."""
     keys = [_quoted(m) for m in q.match]
     runs = "list(distinct run_id order by run_id)" if has_runs else "null::varchar[]"
+    traces = ("list(distinct [cast(run_id as varchar), cast(task_id as varchar)] order by "
+              "[cast(run_id as varchar), cast(task_id as varchar)]) filter (where run_id is not null and task_id is not null)"
+              if has_traces else "null::varchar[][]")
 
     def group(param: str) -> str:
-        return (f"select {', '.join(keys)}, avg(cast({_quoted(q.column)} as double)) as value, {runs} as runs "
-                f"from ({source}) where cast({_quoted(q.by)} as varchar) = {param} and {_quoted(q.column)} is not null "
-                "group by all")
+        return (f"select {', '.join(keys)}, avg(cast({_quoted(q.column)} as double)) as value, {runs} as runs, "
+                f"{traces} as traces from ({source}) where cast({_quoted(q.by)} as varchar) = {param} "
+                f"and {_quoted(q.column)} is not null group by all")
 
     joined = " and ".join(f"ga.{k} is not distinct from gb.{k}" for k in keys)
     return (f"with ga as ({group('$a')}), gb as ({group('$b')})\n"
             f"select {', '.join(f'coalesce(ga.{k}, gb.{k}) as {k}' for k in keys)}, ga.value, gb.value, "
-            f"ga.runs, gb.runs from ga full join gb on {joined} order by {', '.join(map(str, range(1, len(keys) + 1)))}")
+            f"ga.runs, gb.runs, ga.traces, gb.traces from ga full join gb on {joined} "
+            f"order by {', '.join(map(str, range(1, len(keys) + 1)))}")
 
 
 def _unmatched(row: tuple, has_runs: bool) -> dict[str, Any]:
-    key, value_a, value_b, runs_a, runs_b = row
+    key, value_a, value_b, runs_a, runs_b, _, _ = row
     side, value, runs = ("a", value_a, runs_a) if value_b is None else ("b", value_b, runs_b)
     return {"side": side, **key, "value": value} | ({"runs": runs} if has_runs else {})
 
 
-def _most_changed(paired: list[tuple], has_runs: bool) -> list[dict[str, Any]]:
-    """The pairs with the largest |b - a|, largest first (key order among equals)."""
-    ranked = sorted(paired, key=lambda r: -abs(r[2] - r[1]))[:TOP_CHANGED]  # stable: key order kept among equals
-    return [{**key, "a": a, "b": b, "diff": b - a} | ({"runs_a": runs_a, "runs_b": runs_b} if has_runs else {})
-            for key, a, b, runs_a, runs_b in ranked if not _tied(a, b)]
+def _item(row: tuple, has_runs: bool, has_traces: bool) -> dict[str, Any]:
+    """One pair: its key columns, a, b, diff, each side's runs and traces (when the view has them)."""
+    key, a, b, runs_a, runs_b, traces_a, traces_b = row
+    item = {**key, "a": a, "b": b, "diff": b - a} | ({"runs_a": runs_a, "runs_b": runs_b} if has_runs else {})
+    if has_traces:
+        item |= {f"traces_{side}": [{"run_id": run, "task_id": task} for run, task in traces or []]
+                 for side, traces in (("a", traces_a), ("b", traces_b))}
+    return item
+
+
+def ranked_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs, largest |b - a| first (key order among equals: the sort is stable)."""
+    return sorted(items, key=lambda item: -abs(item["diff"]))
+
+
+def _most_changed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The TOP_CHANGED pairs with the largest |b - a|, tied pairs left out, without their traces
+    (the JSON of `tracewh compare` lists runs)."""
+    return [{k: v for k, v in item.items() if k not in ("traces_a", "traces_b")}
+            for item in ranked_items(items)[:TOP_CHANGED] if not _tied(item["a"], item["b"])]
 
 
 def _tied(a: float, b: float) -> bool:

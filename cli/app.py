@@ -18,6 +18,8 @@ from ..paths import default_home
 from ..version import __version__
 from .errors import run_app
 from .compare import compare
+from .mcp import mcp
+from .release import release
 from .judging import export_labels, judge, label, queue_app
 from .options import (AsOfOpt, BaselineOpt, BootOpt, DecimalsOpt, DialectOpt, FormatOpt, SeedOpt,
                       WarehouseOpt)
@@ -67,9 +69,10 @@ def ingest(
 ) -> None:
     """Ingest run archives (creates the store). Each archive/file/directory commits atomically; re-ingesting adds nothing.
 
-    Formats, recognised by content: tracewh-events/1 (native), DecisionBench, EntCollabBench,
-    DELEGATE-52, τ-bench, BFCL, Inspect AI, OpenTelemetry OTLP (docs/formats/). Files no format
-    reads are skipped and named; an ingest that finds nothing to read fails (exit 2)."""
+    Formats, recognised by content: tracewh-events/1 (native), release folders (`tracewh release`),
+    DecisionBench, EntCollabBench, DELEGATE-52, τ-bench, BFCL, Inspect AI, OpenTelemetry OTLP
+    (docs/formats/). Files no format reads are skipped and named; an ingest that finds nothing
+    to read fails (exit 2)."""
     from ..ingest.prices import PriceRegistry
     from ..ingest.sources import Limits
     from ..ingest.stage import arrow_without_pandas
@@ -324,6 +327,11 @@ def serve(
     max_connections: Annotated[int, typer.Option(help="Open connections at most; more get 503.")] = 1000,
     public_read: Annotated[bool, typer.Option("--public-read", help="With a token, let reads (views, SQL, runs, "
                                               "the web page) through without it; ingest still needs it.")] = False,
+    otlp_spool_mb: Annotated[int, typer.Option(min=1, help="OTLP requests answered and waiting to be committed, at "
+                                               "most; past it POST /v1/traces answers 503 with Retry-After.")] = 256,
+    compact_files: Annotated[int, typer.Option(min=2, help="Compact (as `tracewh optimize`) once a partition holds "
+                                               "more data files than this; checked after commits the service makes.")] = 64,
+    compact_every: Annotated[float, typer.Option(min=0.0, help="Seconds between two such checks.")] = 10.0,
 ) -> None:
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os
@@ -336,7 +344,9 @@ def serve(
     _check_served_store(_open(warehouse), os.environ.get(token_env))
     config = ServiceConfig(_open(warehouse).path, os.environ.get(token_env) or None, row_cap, query_seconds,
                            max_upload_mb << 20, max_response_mb << 20, allowed_hosts=hosts, public_read=public_read,
-                           query_process_memory=query_process_mb << 20, query_temp_bytes=spill_mb << 20)
+                           query_process_memory=query_process_mb << 20, query_temp_bytes=spill_mb << 20,
+                           otlp_spool_bytes=otlp_spool_mb << 20, compact_files=compact_files,
+                           compact_interval_seconds=compact_every)
     run(create_app(config), host, port, header_timeout, max_connections)
 
 
@@ -391,6 +401,8 @@ app.command()(label)
 app.command("export-labels")(export_labels)
 app.add_typer(queue_app, name="queue")
 app.command()(compare)
+app.command()(mcp)
+app.command()(release)
 
 
 def version_callback(value: bool) -> None:

@@ -202,6 +202,21 @@ class QueryEngine:
             self.views.for_query(query)
             return self.con.sql(query, params=params)
 
+    @contextmanager
+    def time_limit(self, seconds: float | None) -> Iterator[None]:
+        """The raw relations run within the block stopped after `seconds` (in this process), and
+        their errors as tracewh's: for analytics that run several queries and compute between
+        them (Warehouse.compare), where `execute` and its worker processes do not fit."""
+        timer = threading.Timer(seconds, self.con.interrupt) if seconds else None
+        if timer:
+            timer.start()
+        try:
+            with engine_errors(seconds, self.store_files):
+                yield
+        finally:
+            if timer:
+                timer.cancel()
+
     def reader(self, query: str, params: list | None = None, rows: int = FETCH_ROWS,
                tables: Iterable[str] | None = None) -> pa.RecordBatchReader:
         """The query's rows as a stream of Arrow batches; no limits."""

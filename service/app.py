@@ -14,7 +14,6 @@ import io
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,9 +33,12 @@ from ..queries.engine import python_values
 from ..queries.isolation import QueryWorkers
 from ..version import __version__
 from ..warehouse.layout import latest_version, resolve_root
+from .compaction import Compactor
 from .config import ServiceConfig, authorise, authorise_read
 from .errors import install_error_handlers
 from .gate import QueryGate
+from .label_spool import LabelSpool
+from .mcp_http import install_mcp
 from .readers import Readers
 from .otlp import install_otlp
 from .upload import receive_body, receive_file
@@ -152,22 +154,42 @@ def create_app(config: ServiceConfig) -> FastAPI:
                                       UPLOAD_SUFFIXES)
             # Staged in this request's thread (workers=1): concurrent requests share the cores, and a
             # server's threads are no process to fork workers from (ingest/workers.py).
-            report = await run_in_threadpool(partial(Warehouse(root).ingest, [path], workers=1))
+            report = await run_in_threadpool(_ingest, root, path)
         source = report.sources[0]
         return {"added": report.added, "duplicates": report.duplicates, "already_ingested": bool(report.already_ingested),
                 "version": source.commit.version, "formats": sorted(set(source.adapters))}
 
+    compactor = Compactor(config.compact_files, config.compact_interval_seconds)  # the committers' small files
+    label_spool = LabelSpool(root, compactor)  # labels answered once fsynced, committed in the background
+    app.state.label_spool = label_spool
+    app.router.on_startup.append(label_spool.start)  # and what a killed service spooled is committed first
+    app.router.on_shutdown.append(label_spool.close)
+
     @app.post("/labels", openapi_extra=LABELS_SCHEMA)
     async def labels(request: Request) -> dict[str, Any]:
-        """People's labels (docs/judging.md), committed through Warehouse.label: behind the ingest token."""
+        """People's labels (docs/judging.md): behind the ingest token; answered once durably spooled,
+        queryable a moment later (service/label_spool.py)."""
         authorise(config, request.headers.get("authorization"))  # before a byte of the body is read
         items = _label_items(await receive_body(request, config.max_sql_body_bytes, config.body_idle_seconds))
-        report = await run_in_threadpool(partial(Warehouse(root).label, items))
+        report = await run_in_threadpool(label_spool.accept, items)
         return {"added": report.added, "superseded": report.superseded, "unchanged": report.unchanged}
 
-    install_otlp(app, config)  # POST /v1/traces: OTLP/HTTP traces in, group-committed (service/otlp.py)
+    install_otlp(app, config, compactor)  # POST /v1/traces: OTLP/HTTP traces in, group-committed (service/otlp.py)
     install_web(app, config, reading)  # the web page at / (service/web/): this app, its gate and Warehouse
+    install_mcp(app, config, reading)  # /mcp: MCP over streamable HTTP, reads through the same gate (mcp_http.py)
     return app
+
+
+def _ingest(root: Path, path: Path) -> Any:
+    """Ingest one upload, then build the new version's catalog: what the answer reports is in what
+    the next request reads (service/readers.py)."""
+    wh = Warehouse(root)
+    try:
+        report = wh.ingest([path], workers=1)
+        wh.prepare()
+        return report
+    finally:
+        wh.close()
 
 
 async def _sql_request(request: Request, config: ServiceConfig) -> SQLRequest:

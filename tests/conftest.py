@@ -13,6 +13,25 @@ def wh(tmp_path: Path) -> Path:
     return tmp_path / "wh"
 
 
+@pytest.fixture
+def run(capsys, monkeypatch):
+    """`tracewh ARGS` through the command's own entry point (argument parsing, the error-to-exit-code
+    mapping, output), in this process: a fresh process per call would cost a second of start-up."""
+    from helpers import Result
+
+    from tracewh.cli.app import main
+
+    def run(*args: str | Path, check: bool = False) -> Result:
+        monkeypatch.setattr("sys.argv", ["tracewh", *map(str, args)])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        out, err = capsys.readouterr()
+        result = Result(exited.value.code, out, err)
+        assert not check or result.code == 0, result.err
+        return result
+    return run
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's chromium driven by Playwright (its own browser download is blocked), one per test

@@ -107,3 +107,16 @@ def serving(warehouse: Path | str, *args: str, token: str | None = None, cwd: Pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def watched_page(browser: Any, base: str, **options: Any) -> Any:
+    """A page in a fresh browser context (1500x950) that records what a web test asserts is
+    absent afterwards: dialogs opened, requests to anywhere but `base`, CSP violations."""
+    context = browser.new_context(viewport={"width": 1500, "height": 950}, **options)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.dialogs, page.elsewhere, page.refused = [], [], []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: page.elsewhere.append(r.url) if not r.url.startswith((base, "data:")) else None)
+    page.on("console", lambda m: page.refused.append(m.text) if "Content Security Policy" in m.text else None)
+    return page

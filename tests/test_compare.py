@@ -12,12 +12,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import Result, tracewh
+from helpers import tracewh
 from scipy.stats import binomtest
 
 import tracewh as tw
 from tracewh.analytics.compare import sign_test
-from tracewh.cli.app import main
 
 JSON_KEYS = {"n_pairs", "unmatched_a", "unmatched_b", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "wins", "ties",
              "losses", "p_value", "test", "unmatched", "changed"}
@@ -28,21 +27,6 @@ def demo(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")
     tracewh("demo", "--tasks", "4", env=os.environ | {"TRACEWH_HOME": str(home)}, check=True)
     return home / "demo" / "warehouse"
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """`tracewh ARGS` through the command's own entry point (argument parsing, the error-to-exit-code
-    mapping, output), in this process: a fresh process per call would cost a second of start-up."""
-    def run(*args: str | Path, check: bool = False) -> Result:
-        monkeypatch.setattr("sys.argv", ["tracewh", *map(str, args)])
-        with pytest.raises(SystemExit) as exited:
-            main()
-        out, err = capsys.readouterr()
-        result = Result(exited.value.code, out, err)
-        assert not check or result.code == 0, result.err
-        return result
-    return run
 
 
 @pytest.fixture
@@ -160,6 +144,7 @@ def test_a_boolean_column_and_every_pair_tied(demo, run, compare):
     (["dcb_tasks.quality", "--match", "run_id"], "no item of dcb_tasks has a quality value in both groups"),
     (["dcb_tasks.quality", "--where", "1 = 1; select 2"], "2 statements"),
     (["dcb_tasks.quality", "--where", "nope > 1"], "nope"),
+    (["dcb_tasks.quality", "--where", "cast(model as int) = 1"], "Could not convert string"),  # fails as it runs
     (["dcb_tasks.quality", "--plot", "pairs.txt"], "must end in .png, .pdf or .svg"),
 ])
 def test_bad_input_is_one_line_and_exit_2(demo, run, args, message):

@@ -52,14 +52,18 @@ def test_read_only_statements_run(wh, query):
     assert tracewh("sql", query, "-w", wh, "-f", "csv").code == 0
 
 
-@pytest.mark.parametrize("query, message", [
+# What the service's mode refuses besides REFUSED (POST /sql and the MCP sql tool, tests/test_mcp.py).
+SERVICE_REFUSED = [
     ("select * from read_csv('/etc/passwd')", "read_csv() refused"),
     ("select * from '/etc/passwd'", "reading '/etc/passwd' refused"),
     ("select * from read_parquet('/tmp/*.parquet')", "read_parquet() refused"),
     ("select * from glob('/etc/*')", "glob() refused"),
     ("select * from read_text('/etc/hostname')", "read_text() refused"),
     ("select * from 'https://example.com/x.csv'", "reading 'https://example.com/x.csv' refused"),
-])
+]
+
+
+@pytest.mark.parametrize("query, message", SERVICE_REFUSED)
 def test_the_service_mode_also_refuses_files_and_network(query, message):
     with pytest.raises(QueryError, match=re.escape(message)):
         prepare_query(query, service=True)

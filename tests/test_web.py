@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pytest
-from helpers import serving, write_native
+from helpers import serving, watched_page, write_native
 
 import tracewh
 from tracewh.demo.build import build_demo
@@ -109,16 +109,10 @@ def shots(request, tmp_path_factory) -> Path:
 @pytest.fixture
 def page(browser, base, shots) -> Iterator[Any]:
     """A fresh browser context; afterwards: no dialog opened, no CSP violation, nothing fetched elsewhere."""
-    context = browser.new_context(viewport={"width": 1500, "height": 950}, accept_downloads=True)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    page.dialogs, page.elsewhere, page.refused = [], [], []
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.on("request", lambda r: page.elsewhere.append(r.url) if not r.url.startswith((base, "data:")) else None)
-    page.on("console", lambda m: page.refused.append(m.text) if "Content Security Policy" in m.text else None)
+    page = watched_page(browser, base, accept_downloads=True)
     page.shoot = lambda name: _shoot(page, shots, name)
     yield page
-    context.close()
+    page.context.close()
     assert page.dialogs == [] and page.elsewhere == [] and page.refused == []
 
 

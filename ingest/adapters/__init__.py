@@ -19,9 +19,11 @@ from .entcollabbench import ADAPTER as ENTCOLLABBENCH
 from .inspect import ADAPTER as INSPECT
 from .native import ADAPTER as NATIVE
 from .otel import ADAPTER as OTEL
+from .release import ADAPTER as RELEASE
 from .taubench import ADAPTER as TAUBENCH
 
-ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, NATIVE, INSPECT, DELEGATE52, TAUBENCH, BFCL, OTEL)
+ADAPTERS: tuple[Adapter, ...] = (DECISIONBENCH, ENTCOLLABBENCH, RELEASE, NATIVE, INSPECT, DELEGATE52, TAUBENCH, BFCL,
+                                 OTEL)
 
 
 def unrecognised(file: SourceFile, ctx: AdapterContext) -> BadInputError:

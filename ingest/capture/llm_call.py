@@ -20,15 +20,12 @@ from typing import Any
 
 import orjson
 
+from ...schema.content import PARAMS_WITHOUT_TEXT  # shared with `release --no-content`
 from .frame import Frame, new_span, now
 from .runlog import RunLog
 
 _CALL: ContextVar[LLMCall | None] = ContextVar("tracewh_llm_call", default=None)
 SKIPPED_PARAMS = {"messages", "tools", "system", "extra_headers", "extra_query", "extra_body", "timeout", "metadata"}
-# Numbers, flags and fixed vocabularies; `user`, `stop`, `prompt_cache_key`, ... can hold text.
-PARAMS_WITHOUT_TEXT = {"model", "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens", "n", "seed",
-                       "stream", "presence_penalty", "frequency_penalty", "parallel_tool_calls", "tool_choice",
-                       "reasoning_effort", "service_tier", "logprobs", "top_logprobs", "store", "verbosity"}
 
 
 class LLMCall:

@@ -37,6 +37,11 @@ FIGURES = (
 BY_KIND = {f.kind: f for f in FIGURES}
 
 
+def drawing_lock() -> threading.Lock:
+    """Held while pyplot draws (the headline figures here, the compare page's figure)."""
+    return _DRAWING
+
+
 def figure_bytes(wh: Warehouse, kind: str, fmt: str = "svg") -> bytes:
     with tempfile.TemporaryDirectory(prefix="tracewh-figure-") as folder, _DRAWING:
         return wh.plot(kind, Path(folder) / f"{kind}.{fmt}").read_bytes()

@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from ...errors import NotFoundError, UsageError
 from ..config import ServiceConfig, reads_open, token_matches
 from .auth import SignInRequired, clear_session, refuse_cross_site, safe_next, set_session, signed_in
+from .compare import compare_link, compare_routes
 from .errors import install_error_pages
 from .figures import BY_KIND, FIGURES, FORMATS, figure_bytes
 from ..gate import Reading
@@ -56,7 +57,7 @@ RUN_FACETS = ("with r as materialized (select benchmark, model, attrs from runs)
 def install_web(app: FastAPI, config: ServiceConfig, reading: Reading) -> None:
     """Add the page to the service's app; `reading` runs work on the service's Warehouse, as its endpoints do."""
     router = APIRouter(include_in_schema=False, dependencies=[Depends(_sign_in_check(config))])
-    for add in (_browse_routes, _view_routes, _figure_routes, _sql_routes, _store_routes, queue_routes):
+    for add in (_browse_routes, _view_routes, _figure_routes, _sql_routes, _store_routes, queue_routes, compare_routes):
         add(router, config, reading)
     app.include_router(router)
     app.include_router(_sign_in_routes(config))
@@ -210,6 +211,7 @@ def _view_routes(router: APIRouter, config: ServiceConfig, reading: Reading) -> 
             info = next(v for v in wh.views() if v.name == name)
             return page(request, "view.html", section="views", view=info, filters=filters, columns=shown.columns,
                         rows=shown.tuples(), pages=_pager(f"/ui/views/{name}", state, number, shown.truncated),
+                        compare=compare_link(info),
                         downloads={f: url(f"/ui/views/{name}/download", [*state, ("format", f)])
                                    for f in ("csv", "parquet")})
 

@@ -1,4 +1,5 @@
-// tracewh web page: the trace tree (keyboard, folding, payloads) and the SQL editor's Ctrl+Enter.
+// tracewh web page: the trace trees (keyboard, folding, payloads), the SQL editor's Ctrl+Enter, and
+// the compare form's choices (a choice that changes the next ones submits the form).
 // Loaded as a file (the page's Content-Security-Policy allows no inline script); needs htmx.
 "use strict";
 
@@ -42,7 +43,7 @@
   function showPayload(tree, row) {
     if (!row.dataset.event) { setFolded(tree, row, !isFolded(row)); return; }  // a group of state diffs: no event
     const url = tree.dataset.eventsUrl + "&event=" + encodeURIComponent(row.dataset.event);
-    htmx.ajax("GET", url, { target: "#payload", swap: "innerHTML" });
+    htmx.ajax("GET", url, { target: tree.dataset.payload || "#payload", swap: "innerHTML" });
   }
 
   function parentOf(row) {
@@ -117,9 +118,24 @@
     });
   }
 
+  // A select whose choice decides the form's other choices (the compare page's view, its by
+  // column): the fields it names are cleared, as they belonged to the old choice, and the
+  // form is sent to fill them anew.
+  function setUpChoice(select) {
+    select.addEventListener("change", () => {
+      for (const name of select.dataset.submitClears.split(" ")) {
+        for (const field of select.form.querySelectorAll(`[name="${name}"]`)) {
+          if (field.multiple) for (const option of field.options) option.selected = false;
+          else field.value = "";
+        }
+      }
+      select.form.requestSubmit();
+    });
+  }
+
   function start() {
-    const tree = document.getElementById("trace");
-    if (tree) setUpTree(tree);
+    for (const tree of document.querySelectorAll('[role="tree"]')) setUpTree(tree);
+    for (const select of document.querySelectorAll("select[data-submit-clears]")) setUpChoice(select);
     const editor = document.querySelector("form.sql textarea");
     if (editor) setUpSqlEditor(editor);
   }
