@@ -409,14 +409,12 @@ class Warehouse:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to queue")
         return add_to_queue(self, rubric, reviews)
 
-    def next_item(self, rubric: str, annotator: str, *, skipped: Sequence[str] = (),
-                  pending: Sequence[tuple[str, str]] = ()) -> dict[str, Any] | None:
+    def next_item(self, rubric: str, annotator: str, *, skipped: Sequence[str] = ()) -> dict[str, Any] | None:
         """The rubric's next queue item for this annotator (a `review_queue` row): not done, not
-        labelled by them, not in `skipped`, in the queue's order; None when none is left.
-        `pending`: (target_id, annotator) of labels given and not yet committed, counted as given."""
+        labelled by them, not in `skipped`, in the queue's order; None when none is left."""
         from .ingest.judging.queue import next_item
 
-        return next_item(self, rubric, annotator, list(skipped), list(pending))
+        return next_item(self, rubric, annotator, list(skipped))
 
     # -- out: tables, events, figures, statistics --------------------------------
 

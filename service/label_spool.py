@@ -55,8 +55,16 @@ Key = tuple[str, str, str]  # rubric, target_id, annotator
 @dataclass
 class Spooled:
     lines: bytes  # the events, as native JSON lines (schema/native.py)
-    keys: dict[Key, str]  # each event's label key and event id
+    labels: dict[Key, dict[str, Any]]  # what each key's label is once these lines are in (labels.current_of)
     segment: int
+
+
+def spooled(lines: bytes, segment: int, events: list[dict[str, Any]] | None = None) -> Spooled:
+    """A spool record and the labels it gives (its events parsed from `lines` unless given)."""
+    from ..ingest.judging.labels import current_of
+
+    events = events if events is not None else [orjson.loads(line) for line in lines.splitlines()]
+    return Spooled(lines, {_key(e): current_of(e) for e in events}, segment)
 
 
 class LabelSpool:
@@ -82,7 +90,7 @@ class LabelSpool:
             log.warning("not committing the labels spool: %s", error)
             return
         for segment, lines in spool.recovered():
-            self._queue(Spooled(lines, _keys(lines), segment))
+            self._queue(spooled(lines, segment))
 
     def accept(self, items: list[LabelInput]) -> LabelReport:
         """Check the labels against the store and what is pending, spool their events durably
@@ -103,7 +111,7 @@ class LabelSpool:
                 segment = self._open().append(lines)
             except UsageError as error:
                 raise HTTPException(503, str(error)) from None
-            self._queue(Spooled(lines, _keys(lines), segment))
+            self._queue(spooled(lines, segment, events))
         return report
 
     def pending(self, rubric: str | None = None) -> dict[Key, dict[str, Any]]:
@@ -125,12 +133,8 @@ class LabelSpool:
             return self._log
 
     def _queue(self, record: Spooled) -> None:
-        from ..ingest.judging.labels import current_of
-
         with self._lock:
-            for line in record.lines.splitlines():
-                event = orjson.loads(line)
-                self._pending[_key(event)] = current_of(event)
+            self._pending.update(record.labels)
             self.waiting.put(record)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True, name="tracewh-label-committer")
@@ -156,7 +160,7 @@ class LabelSpool:
         lines = b"".join(r.lines for r in group)
         try:
             warehouse.commit_label_lines(lines)
-            warehouse.sql("select 1").fetchall()  # the catalog of the version just committed
+            warehouse.prepare()  # the catalog of the version just committed
         except (BadInputError, QualityError) as error:
             self._keep_refused(lines, error)
         except Exception:  # noqa: BLE001 - not the labels' fault (disk full, a lock): keep them and retry
@@ -167,8 +171,8 @@ class LabelSpool:
             return
         with self._lock:
             for record in group:
-                for key, event_id in record.keys.items():
-                    if self._pending.get(key, {}).get("event_id") == event_id:  # not superseded meanwhile
+                for key, label in record.labels.items():
+                    if self._pending.get(key) == label:  # not superseded meanwhile
                         del self._pending[key]
                 assert self._log is not None
                 self._log.release(record.segment, len(record.lines))
@@ -191,8 +195,3 @@ def background() -> None:
 def _key(event: dict[str, Any]) -> Key:
     payload = event["payload"]
     return payload["rubric"], payload["target_id"], payload["rater"]
-
-
-def _keys(lines: bytes) -> dict[Key, str]:
-    events = [orjson.loads(line) for line in lines.splitlines()]
-    return {_key(e): e["event_id"] for e in events}

@@ -120,3 +120,14 @@ def watched_page(browser: Any, base: str, **options: Any) -> Any:
     page.on("request", lambda r: page.elsewhere.append(r.url) if not r.url.startswith((base, "data:")) else None)
     page.on("console", lambda m: page.refused.append(m.text) if "Content Security Policy" in m.text else None)
     return page
+
+
+def labels_committed(store: Path, seconds: float = 30) -> None:
+    """Until the service's labels spool holds nothing: it answers a label once it is fsynced there
+    and commits it in the background (#34); a segment goes once all it holds is committed."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while any((Path(store) / "_spool" / "labels").glob("*.wal")):
+        assert time.monotonic() < deadline, "the labels spool was not committed"
+        time.sleep(0.02)

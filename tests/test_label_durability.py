@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from hardening import count
-from helpers import llm_call, store_version, tracewh, write_native
+from helpers import labels_committed, llm_call, store_version, tracewh, write_native
 from test_otlp_durability import TOKEN, Serve, serve, writer_lock_held
 
 import tracewh as tw
@@ -38,14 +38,6 @@ def store(folder: Path) -> Path:
 
 def spooled(wh: Path) -> int:
     return sum(1 for segment in (wh / "_spool" / "labels").glob("*.wal") for _ in read_records(segment))
-
-
-def committed(wh: Path, seconds: float = 30) -> None:
-    """Until the spool holds nothing: a segment goes once everything in it is committed."""
-    deadline = time.monotonic() + seconds
-    while any((wh / "_spool" / "labels").glob("*.wal")):
-        assert time.monotonic() < deadline, "the labels spool was not committed"
-        time.sleep(0.05)
 
 
 def history(wh: Path) -> list[dict]:
@@ -109,7 +101,7 @@ def test_every_acknowledged_label_is_stored_exactly_once_after_kill_9(tmp_path):
         wh = store(tmp_path / f"trial-{trial}")
         acknowledged, added = kill_right_after_a_200(wh, rng)
         with serve(wh):  # restarted: the spool is committed in the background
-            committed(wh)
+            labels_committed(wh)
         stored = history(wh)
         # every label answered as added is one stored event; nothing is stored twice, or beyond them
         # but what may have been added before the kill and not yet answered (one per annotator at most)
@@ -139,7 +131,7 @@ def test_labels_acknowledged_while_commits_wait_are_committed_on_restart(tmp_pat
     assert refused.status_code == 422
     assert spooled(wh) == 3 and store_version(wh) == version  # the refused label is not in it
     with serve(wh):
-        committed(wh)
+        labels_committed(wh)
     assert history(wh) == [{"target_id": "t1", "rater": "ann", "label": "good", "superseded": True},
                            {"target_id": "t1", "rater": "ann", "label": "bad", "superseded": False},
                            {"target_id": "t2", "rater": "bob", "label": "good", "superseded": False}]

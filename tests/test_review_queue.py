@@ -13,14 +13,13 @@ import html
 import json
 import statistics
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import plain, serving, store_version, tracewh, write_native
+from helpers import labels_committed, plain, serving, store_version, tracewh, write_native
 
 import tracewh as tw
 from tracewh.demo.build import build_demo
@@ -121,16 +120,8 @@ def current_label(store: Path, name: str, target: str, annotator: str) -> dict[s
 
 def committed_label(store: Path, name: str, target: str, annotator: str) -> dict[str, Any] | None:
     """The current label once the service has committed every label it answered for."""
-    wait_committed(store)
+    labels_committed(store)
     return current_label(store, name, target, annotator)
-
-
-def wait_committed(store: Path, seconds: float = 10) -> None:
-    """Until the labels spool holds nothing: the service answers a label once it is fsynced there
-    and commits it in the background (#34); a segment goes once all it holds is committed."""
-    deadline = time.monotonic() + seconds
-    while any((store / "_spool" / "labels").glob("*.wal")) and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 # -- the CLI and the views -----------------------------------------------------------------------
@@ -258,7 +249,7 @@ def test_two_annotators_each_see_their_own_next_item(annotators, store, base, tm
     assert shown(bob) == targets[0]  # ann's label is one review of two: bob is still asked
     label_seconds(bob, "2")
     assert shown(bob) == targets[1]
-    wait_committed(store)
+    labels_committed(store)
     assert queue(store, "q_two")[0]["done"]
     carol = annotators("carol", "q_two")
     assert shown(carol) == targets[1]  # targets[0] is done
