@@ -55,6 +55,9 @@ VIEWS = "tracewh_catalog_views"
 # Every (run, trace id) pair of events_raw: which runs a store already has, and which runs a trace
 # links (a newer version's build finds both here instead of scanning every event).
 RUN_TRACES = "tracewh_catalog_run_traces"
+# Every (file, run) pair: which files a touched run's events are in (a newer version's build reads
+# those files only, not every file of the store).
+FILE_RUNS = "tracewh_catalog_file_runs"
 
 
 @cache
@@ -187,12 +190,17 @@ def _recorded_views(con: duckdb.DuckDBPyConnection) -> tuple[ViewDef, ...]:
 
 
 def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
-    """Add `files` to the catalog's file list, each with its count of correction events; the
-    store's correction events in all."""
+    """Add `files` to the catalog's file list, each with its count of correction events and its
+    runs (one pass over the files); the store's correction events in all."""
     con.execute(f"CREATE TABLE IF NOT EXISTS {FILES} (path VARCHAR PRIMARY KEY, corrections BIGINT NOT NULL)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {FILE_RUNS} (path VARCHAR NOT NULL, run_id VARCHAR)")
     if files:
-        con.execute(f"INSERT INTO {FILES} SELECT filename, count(supersedes) FROM read_parquet({literal_list(files)}, "
-                    "filename = true, union_by_name = true) GROUP BY filename")
+        con.execute("CREATE OR REPLACE TEMP TABLE tracewh_file_counts AS SELECT filename AS path, run_id, "
+                    f"count(supersedes) AS corrections FROM read_parquet({literal_list(files)}, filename = true, "
+                    "union_by_name = true) GROUP BY ALL")
+        con.execute(f"INSERT INTO {FILES} SELECT path, sum(corrections) FROM tracewh_file_counts GROUP BY path")
+        con.execute(f"INSERT INTO {FILE_RUNS} SELECT path, run_id FROM tracewh_file_counts")
+        con.execute("DROP TABLE tracewh_file_counts")
         # a file of no rows has no group above, yet is part of the version all the same
         con.execute(f"INSERT OR IGNORE INTO {FILES} SELECT unnest({literal_list(files)}), 0")
     return con.execute(f"SELECT coalesce(sum(corrections), 0) FROM {FILES}").fetchone()[0]
@@ -212,19 +220,19 @@ def _refreshed(building: Path, older: Path, files: list[str]) -> bool:
     con = duckdb.connect(str(building))
     con.execute("SET parquet_metadata_cache = true")  # committed files never change; each view reads their footers
     try:
-        return _refresh(con, older, files)
+        return _refresh(con, files)
     except duckdb.Error:
         return False
     finally:
         con.close()
 
 
-def _refresh(con: duckdb.DuckDBPyConnection, older: Path, files: list[str]) -> bool:
+def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     from .engine import define_events_raw
 
     tables = {name for (name,) in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
-    if not {FILES, VIEWS, RUN_TRACES} <= tables:
+    if not {FILES, VIEWS, RUN_TRACES, FILE_RUNS} <= tables:
         return False
     views = _recorded_views(con)
     if any(_table(v.name) not in tables for v in views if v.materialize):
@@ -242,7 +250,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, older: Path, files: list[str]) -> b
     define_events_raw(con, files)
     corrections = _record_files(con, new)
     con.execute(NOTHING_SUPERSEDED if not corrections else next(v.sql for v in views if v.name == "events"))
-    scope = Scope(con, older, new, views, corrections > 0)
+    scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:
         if view.materialize and view.local_by:
@@ -266,7 +274,8 @@ def _compacted(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str])
                      for paths in (gone, came))
     if con.execute(f"SELECT EXISTS ({went} EXCEPT ALL {arrived}) OR EXISTS ({arrived} EXCEPT ALL {went})").fetchone()[0]:
         return False
-    con.execute(f"DELETE FROM {FILES} WHERE path IN (SELECT unnest({literal_list(gone)}::VARCHAR[]))")
+    for table in (FILES, FILE_RUNS):
+        con.execute(f"DELETE FROM {table} WHERE path IN (SELECT unnest({literal_list(gone)}::VARCHAR[]))")
     _record_files(con, came)
     return True
 
@@ -308,31 +317,47 @@ def _among(column: str, values: Iterable[str]) -> str:
 
 
 class Scope:
-    """The touched runs' events, before (in the older catalog) and now, each in an in-memory
+    """The touched runs' events, before (in the older version) and now, each in an in-memory
     database of its own (`tracewh_before`, `tracewh_after`) where views are created again as
-    needed: there a run-local view's rows are exactly its rows for the touched runs."""
+    needed: there a run-local view's rows are exactly its rows for the touched runs. The events
+    are read from the files that hold the touched runs and from the files that hold corrections,
+    never from every file of the store."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, older: Path, new: list[str], views: tuple[ViewDef, ...],
-                 corrections: bool):
-        from .engine import define_events_raw
+    def __init__(self, con: duckdb.DuckDBPyConnection, new: list[str], views: tuple[ViewDef, ...]):
+        from .engine import events_raw_query
 
         self.con, self.views = con, views
         home = con.execute("SELECT current_database()").fetchone()[0]
         self.home = '"' + home.replace('"', '""') + '"'
         self.created: dict[str, set[str]] = {"tracewh_before": {"events"}, "tracewh_after": {"events"}}
-        con.execute(f"ATTACH {literal(older)} AS tracewh_older (READ_ONLY)")
+        # what a check of a plain run-local view (Scope.changed) may read in `tracewh_before`
+        self.checked = {needed.name for view in views if view.local_by and not view.materialize
+                        for needed in _needed(views, view.name)}
         con.execute("ATTACH ':memory:' AS tracewh_before")
         con.execute("ATTACH ':memory:' AS tracewh_after")
-        self._in("tracewh_after", lambda: (define_events_raw(con, new),  # the new files alone: a new run's events
-                                           con.execute("ALTER VIEW events_raw RENAME TO new_raw")))
+        con.execute(f"CREATE VIEW tracewh_after.new_raw AS {events_raw_query(new)}")
         had, fresh = _touched_runs(con, "tracewh_after.new_raw")
         self.touched = bool(had or fresh)
         con.execute(f"CREATE TABLE tracewh_after.touched_runs AS "
                     f"SELECT unnest({literal_list(had + fresh)}::VARCHAR[]) AS key")
-        self._in("tracewh_after", lambda: self._events(had, fresh, corrections,
-                                                       next(v.sql for v in views if v.name == "events")))
-        con.execute("CREATE TABLE tracewh_before.events AS "
-                    f"SELECT * FROM tracewh_older.events WHERE {_among('run_id', had)}")
+        older = self._older_files(f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', had)}", new)
+        fixes = self._older_files(f"SELECT path FROM {FILES} WHERE corrections > 0", new)
+        old_runs = f"SELECT * FROM ({events_raw_query(older)}) WHERE {_among('run_id', had)}"
+        # a correction logged under another run hides a touched run's event all the same
+        old_fixes = (f"SELECT * FROM ({events_raw_query(fixes)}) WHERE supersedes IS NOT NULL "
+                     f"AND NOT {_among('run_id', had + fresh)}") if fixes else None
+        new_fixes = con.execute("SELECT count(supersedes) FROM tracewh_after.new_raw").fetchone()[0] > 0
+        events_sql = next(v.sql for v in views if v.name == "events")
+        # before: a view, read only by what asks (the event ids a refresh replaces, a few checks)
+        self._in("tracewh_before", lambda: self._events([old_runs, old_fixes], events_sql if fixes else None,
+                                                        as_table=False))
+        self._in("tracewh_after", lambda: self._events(["SELECT * FROM new_raw", old_runs, old_fixes],
+                                                       events_sql if fixes or new_fixes else None, as_table=True))
+
+    def _older_files(self, query: str, new: list[str]) -> list[str]:
+        """The files `query` lists that the older version had already."""
+        added = set(new)
+        return sorted(path for (path,) in self.con.execute(query).fetchall() if path not in added)
 
     def _in(self, db: str, work: Callable[[], object]) -> None:
         """Run `work` with `db` as the database unqualified names are created in and read from."""
@@ -342,21 +367,24 @@ class Scope:
         finally:
             self.con.execute(f"USE {self.home}")
 
-    def _events(self, had: list[str], fresh: list[str], corrections: bool, events_sql: str) -> None:
-        """`events` of the touched runs now, by the `events` view itself over the raw events it
-        needs: the touched runs' (a new run's from the new files only) and every correction."""
-        parts = [f"SELECT * FROM new_raw WHERE {_among('run_id', fresh)}"]
-        if had:
-            parts.append(f"SELECT * FROM {self.home}.events_raw WHERE {_among('run_id', had)}")
-        if corrections:  # a correction logged under another run hides a touched run's event all the same
-            parts.append(f"SELECT * FROM {self.home}.events_raw WHERE supersedes IS NOT NULL "
-                         f"AND NOT {_among('run_id', had + fresh)}")
-        self.con.execute("CREATE VIEW events_raw AS " + " UNION ALL ".join(parts))
-        self.con.execute(events_sql)
-        self.con.execute("CREATE TABLE touched_events AS "
-                         "SELECT * FROM events WHERE run_id IN (SELECT key FROM touched_runs)")
-        self.con.execute("DROP VIEW events")
-        self.con.execute("ALTER TABLE touched_events RENAME TO events")
+    def _events(self, raw: list[str | None], events_sql: str | None, as_table: bool) -> None:
+        """`events` of the touched runs, by the `events` view itself (`events_sql`; None when no
+        correction can apply) over the raw events it needs; computed once into a table, or a view."""
+        self.con.execute("CREATE VIEW events_raw AS " + " UNION ALL ".join(part for part in raw if part))
+        self.con.execute(events_sql or NOTHING_SUPERSEDED)
+        self.con.execute("ALTER VIEW events RENAME TO all_events")
+        self.con.execute(f"CREATE {'TABLE' if as_table else 'VIEW'} events AS SELECT * FROM all_events "
+                         "WHERE run_id IN (SELECT key FROM tracewh_after.touched_runs)")
+
+    def keep_before(self, view: ViewDef, table: str) -> None:
+        """A run-local block's rows of the touched runs in the older version, kept before its refresh
+        replaces them: they are its rows over the touched runs' events before (its declaration), so
+        a check of a view over it in `tracewh_before` reads them instead of computing them again."""
+        if view.name not in self.checked:
+            return
+        self.con.execute(f"CREATE TABLE tracewh_before.{view.name} AS "
+                         f"SELECT * FROM {table} WHERE run_id IN ({self.keys()})")
+        self.created["tracewh_before"].add(view.name)
 
     def relation(self, view: ViewDef, db: str = "tracewh_after") -> str:
         """`view` over the touched runs' events in `db` (its run-local building blocks computed once)."""
@@ -370,12 +398,9 @@ class Scope:
                 self.con.execute(f"CREATE TABLE {needed.name} AS {needed.query}" if local_block else needed.sql)
                 self.created[db].add(needed.name)
 
-    def keys(self, key: str) -> str:
-        """A query of the `key` values (run ids, or event ids) whose rows a refresh replaces."""
-        if key == "run_id":
-            return "SELECT key FROM tracewh_after.touched_runs"
-        # a row per event of `events` at most: the touched runs' rows are those of their events before
-        return "SELECT event_id FROM tracewh_before.events"
+    def keys(self) -> str:
+        """A query of the run ids whose rows a refresh replaces."""
+        return "SELECT key FROM tracewh_after.touched_runs"
 
     def changed(self, view: ViewDef) -> bool:
         """Whether a run-local view has rows for the touched runs, before or now (if not, it is
@@ -387,11 +412,12 @@ class Scope:
 def _refresh_rows(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
     """Replace a run-local view's rows of the touched runs by their rows now; whether there were any."""
     table = _table(view.name)
-    deleted = con.execute(f"DELETE FROM {table} WHERE {view.local_by} IN ({scope.keys(view.local_by)})").fetchone()[0]
-    # By run: only the touched runs' rows. A view over `events_raw` (judgments) also sees, in the
-    # scope, the corrections other runs logged, whose own rows are in the table already.
-    only = f" WHERE run_id IN ({scope.keys('run_id')})" if view.local_by == "run_id" else ""
-    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)}{only}").fetchone()[0]
+    scope.keep_before(view, table)
+    deleted = con.execute(f"DELETE FROM {table} WHERE run_id IN ({scope.keys()})").fetchone()[0]
+    # Only the touched runs' rows: a view over `events_raw` (judgments) also sees, in the scope,
+    # the corrections other runs logged, whose own rows are in the table already.
+    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)} "
+                           f"WHERE run_id IN ({scope.keys()})").fetchone()[0]
     return bool(deleted or inserted)
 
 

@@ -389,16 +389,16 @@ class ViewCreator:
 
 
 def define_events_raw(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    con.execute(f"CREATE OR REPLACE VIEW events_raw AS {events_raw_query(files)}")
+
+
+def events_raw_query(files: list[str]) -> str:
+    """The stored events of `files`, with every column of the event schema."""
     # Only files the Delta log lists are read, so a batch being written (or left by a
     # crashed writer) is invisible. Partition values come back as text, never guessed.
-    columns = ", ".join(COLUMN_NAMES)
     if files:
-        con.execute(
-            f"CREATE OR REPLACE VIEW events_raw AS SELECT {columns} FROM read_parquet({literal_list(files)}, "
-            "hive_partitioning = true, hive_types_autocast = false, union_by_name = true)"
-        )
-    else:  # no data yet: the same columns, no rows (a typed empty relation, no Arrow needed)
-        from ..schema.events import COLUMNS, duckdb_type
+        return (f"SELECT {', '.join(COLUMN_NAMES)} FROM read_parquet({literal_list(files)}, "
+                "hive_partitioning = true, hive_types_autocast = false, union_by_name = true)")
+    from ..schema.events import COLUMNS, duckdb_type  # no data yet: the same columns, no rows
 
-        typed = ", ".join(f"NULL::{duckdb_type(c)} AS {c.name}" for c in COLUMNS)
-        con.execute(f"CREATE OR REPLACE VIEW events_raw AS SELECT {typed} WHERE false")
+    return "SELECT " + ", ".join(f"NULL::{duckdb_type(c)} AS {c.name}" for c in COLUMNS) + " WHERE false"

@@ -15,8 +15,7 @@ holds it computed, once per store version (queries/catalog.py; without a catalog
 connection computes it when a query first needs it). docs/performance.md.
 `-- tracewh: materialize by run_id` also declares the view run-local: its rows for a run
 depend only on that run's events (in `events`, corrections applied), so a newer version's
-catalog recomputes it for the runs a commit touched only. `by event_id`: at most one row per
-event, from the events of that event's run. A plain view may declare the same with a line
+catalog recomputes it for the runs a commit touched only. A plain view may declare the same with a line
 `-- tracewh: by run_id`: a newer version's catalog then asks it whether a commit changed it
 instead of assuming so. docs/catalog.md; the declarations are checked by
 tests/test_catalog_incremental.py, not trusted.
@@ -42,7 +41,7 @@ MATERIALIZE = "-- tracewh: materialize"
 MARKER = "-- tracewh:"
 # "-- tracewh: materialize", "-- tracewh: materialize by run_id", "-- tracewh: by run_id"; then prose.
 MARKER_LINE = re.compile(r"^-- tracewh: (?:(materialize)(?: by (\w+))?|by (\w+))(?:\s|$)")
-LOCAL_KEYS = frozenset({"run_id", "event_id"})
+LOCAL_KEYS = frozenset({"run_id"})
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class ViewDef:
     path: Path
     depends: frozenset[str]
     materialize: bool = False
-    local_by: str | None = None  # "run_id" or "event_id": declared run-local (see the module's docstring)
+    local_by: str | None = None  # "run_id": declared run-local (see the module's docstring)
 
     @property
     def query(self) -> str:
@@ -98,8 +97,8 @@ def _marker(sql: str, path: Path) -> tuple[bool, str | None]:
             found = MARKER_LINE.match(line)
             key = found and (found.group(2) or found.group(3))
             if found is None or (key is not None and key not in LOCAL_KEYS):
-                raise TracewhError(f"{path.name}: expected '{MATERIALIZE}', '{MATERIALIZE} by run_id|event_id' "
-                                   f"or '{MARKER} by run_id|event_id', got {line!r}")
+                raise TracewhError(f"{path.name}: expected '{MATERIALIZE}', '{MATERIALIZE} by run_id' "
+                                   f"or '{MARKER} by run_id', got {line!r}")
             return found.group(1) is not None, key
     return False, None
 

@@ -16,5 +16,5 @@ SELECT
     cost_usd, latency_s,
     payload
 FROM events
-LEFT JOIN span_agents AS a USING (event_id)
+LEFT JOIN (SELECT event_id, agent FROM span_agents) AS a USING (event_id)
 WHERE kind = 'delegation';

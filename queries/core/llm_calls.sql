@@ -14,5 +14,5 @@ SELECT
     payload ->> '$.error' AS error,
     payload
 FROM events
-LEFT JOIN span_agents AS a USING (event_id)
+LEFT JOIN (SELECT event_id, agent FROM span_agents) AS a USING (event_id)
 WHERE kind = 'llm_call';

@@ -9,8 +9,9 @@
 -- encloses it. Ancestors are followed through parent_span_id within the run, across spans of
 -- any kind, at most 64 levels up (a cycle in malformed input ends there). Events that name
 -- their agent, or sit under no delegation naming its agent, have no row. llm_calls,
--- tool_calls and delegations read it.
--- tracewh: materialize by event_id (read by the typed views on every query)
+-- tool_calls and delegations read it (run_id: the event's, so a commit recomputes the rows of the
+-- runs it touched only).
+-- tracewh: materialize by run_id (read by the typed views on every query)
 CREATE OR REPLACE VIEW span_agents AS
 WITH RECURSIVE
 spans AS (
@@ -32,7 +33,7 @@ walk(event_id, run_id, ancestor, agent, depth) AS (
     JOIN spans AS s ON s.run_id = w.run_id AND s.span_id = w.ancestor
     WHERE w.agent IS NULL AND w.depth < 64
 )
-SELECT event_id, any_value(agent) AS agent
+SELECT event_id, any_value(run_id) AS run_id, any_value(agent) AS agent
 FROM walk
 WHERE agent IS NOT NULL
 GROUP BY event_id;

@@ -31,6 +31,6 @@ SELECT
     ) AS error,
     e.payload
 FROM events AS e
-LEFT JOIN span_agents AS a USING (event_id)
+LEFT JOIN (SELECT event_id, agent FROM span_agents) AS a USING (event_id)
 LEFT JOIN failed_results AS r ON r.run_id = e.run_id AND r.span_id = e.span_id
 WHERE e.kind = 'tool_call';

@@ -4,12 +4,7 @@
 -- NULL when any task's cost is unknown (never a partial sum). rank: 1 = best pass rate among the
 -- models with that skill, ties to the lower cost per success, then the model name.
 CREATE OR REPLACE VIEW dcb_skill_stats AS
-WITH task_output AS (
-    SELECT run_id, trace_id, sum(completion_tokens) AS output_tokens
-    FROM dcb_steps
-    GROUP BY run_id, trace_id
-),
-stats AS (
+WITH stats AS (
     SELECT
         t.model, s.skill,
         count(*) AS n_tasks,
@@ -20,7 +15,7 @@ stats AS (
         CASE WHEN count(t.cost_usd) = count(*) THEN sum(t.cost_usd) / nullif(sum(t.quality), 0) END AS cost_per_success
     FROM dcb_tasks AS t
     JOIN dcb_task_skills AS s USING (run_id, trace_id)
-    LEFT JOIN task_output AS o USING (run_id, trace_id)
+    LEFT JOIN dcb_task_output AS o USING (run_id, trace_id)
     WHERE t.split = 'stage1'
     GROUP BY t.model, s.skill
 )
