@@ -11,9 +11,12 @@ Rows (docs/performance.md, "Fixed cost of a command"):
            before timing, as the target holds "from the second process on".
   startup  `tracewh --help`, `--version`, `views -w DEMO`, against that same plain process (<= 1.5x).
   ingest   `tracewh ingest` of a 31-event native file into a new store, quality gate on,
-           against bench/reference.py (orjson + pyarrow JSON -> zstd Parquet) on the same lines
-           as a process of its own (<= 3x).
-Medians of --runs whole-process runs each; PASS/FAIL per row.
+           against the plainest process that turns the same file into Parquet: pyarrow's own
+           JSON reader to zstd Parquet, a `python -c` (PLAIN_INGEST) (<= 3x). bench/reference.py's
+           process (every record through orjson, one row per record) imports more than that and
+           hid part of the fixed cost (issue #34); it is shown beside, for information only.
+Medians of --runs whole-process runs each, the processes of a row alternated; PASS/FAIL per
+row (the informative row has no target).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ HEADLINE_VIEWS = ("d52_rs_at_k", "d52_critical", "ecb_table1", "ecb_role_accurac
 PROCESS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 PLAIN_COUNT = ("import duckdb, sys; "
                "print(duckdb.sql(f\"select count(*) from read_parquet('{sys.argv[1]}/events/**/*.parquet')\").fetchall())")
+PLAIN_INGEST = ("import sys, pyarrow.json as pj, pyarrow.parquet as pq; "
+                "pq.write_table(pj.read_json(sys.argv[1]), sys.argv[2], compression='zstd')")
 
 
 def wall(args: list[str]) -> float:
@@ -52,13 +57,18 @@ def wall(args: list[str]) -> float:
 
 def paired(ours: list[str], theirs: list[str], runs: int, before=None) -> tuple[float, float]:
     """Medians of `ours` and `theirs`, alternated; `before()` runs untimed ahead of each pair."""
-    a, b = [], []
+    return tuple(alternated([ours, theirs], runs, before))
+
+
+def alternated(commands: list[list[str]], runs: int, before=None) -> list[float]:
+    """Median of each command, run in turn `runs` times; `before()` runs untimed ahead of each round."""
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
         if before:
             before()
-        a.append(wall(ours))
-        b.append(wall(theirs))
-    return statistics.median(a), statistics.median(b)
+        for command, seconds in zip(commands, times):
+            seconds.append(wall(command))
+    return [statistics.median(seconds) for seconds in times]
 
 
 def native_lines(n: int = 31) -> bytes:
@@ -81,8 +91,8 @@ def native_lines(n: int = 31) -> bytes:
     return header() + b"".join(dumps_event(e) for e in events)
 
 
-def measure(store: Path, work: Path, runs: int) -> list[tuple[str, float, float, float]]:
-    """(row, ours s, theirs s, limit) for every row."""
+def measure(store: Path, work: Path, runs: int) -> list[tuple[str, float, float, float | None]]:
+    """(row, ours s, theirs s, limit) for every row; limit None: informative."""
     plain = [sys.executable, "-c", PLAIN_COUNT, str(store)]
     rows = []
     wall(TRACEWH + ["sql", "-w", str(store), "select count(*) from events"])  # the catalog and bytecode, made once
@@ -92,30 +102,38 @@ def measure(store: Path, work: Path, runs: int) -> list[tuple[str, float, float,
     for args in (["--help"], ["--version"], ["views", "-w", str(store)]):
         ours, theirs = paired(TRACEWH + args, plain, runs)
         rows.append((f"tracewh {' '.join(args)}", ours, theirs, 1.5))
-    rows.append(("tracewh ingest (31 events, gate on)", *_ingest_pair(work, runs), 3.0))
+    ours, plainest, reference = _ingest_times(work, runs)
+    rows.append(("tracewh ingest (31 events, gate on)", ours, plainest, 3.0))
+    rows.append(("  the same against bench/reference.py", ours, reference, None))
     return rows
 
 
-def _ingest_pair(work: Path, runs: int) -> tuple[float, float]:
+def _ingest_times(work: Path, runs: int) -> list[float]:
+    """Medians of `tracewh ingest` into a new store, the plainest JSON -> Parquet process and
+    bench/reference.py's, on the same file, alternated."""
     source = work / "run.jsonl"
     source.write_bytes(native_lines())
-    fresh = work / "wh"
+    fresh, plain_out, reference_out = work / "wh", work / "plain.parquet", work / "ref.parquet"
 
     def empty_store() -> None:
-        subprocess.run(["rm", "-rf", str(fresh), str(work / "ref.parquet")], check=True)
+        subprocess.run(["rm", "-rf", str(fresh), str(plain_out), str(reference_out)], check=True)
 
-    return paired(TRACEWH + ["ingest", str(source), "-w", str(fresh)],
-                  [sys.executable, str(BENCH / "reference.py"), str(work / "ref.parquet"), str(source)], runs, empty_store)
+    return alternated([TRACEWH + ["ingest", str(source), "-w", str(fresh)],
+                       [sys.executable, "-c", PLAIN_INGEST, str(source), str(plain_out)],
+                       [sys.executable, str(BENCH / "reference.py"), str(reference_out), str(source)]], runs, empty_store)
 
 
-def report(rows: list[tuple[str, float, float, float]]) -> bool:
+def report(rows: list[tuple[str, float, float, float | None]]) -> bool:
     print(f"{'command':<48} {'tracewh':>9} {'plain':>9} {'ratio':>7} {'target':>8}")
     ok = True
     for name, ours, theirs, limit in rows:
         ratio = ours / theirs
+        line = f"{name:<48} {ours * 1000:>7.0f}ms {theirs * 1000:>7.0f}ms {ratio:>6.2f}x"
+        if limit is None:
+            print(f"{line} {'-':>8}  (informative)")
+            continue
         ok &= ratio <= limit
-        print(f"{name:<48} {ours * 1000:>7.0f}ms {theirs * 1000:>7.0f}ms {ratio:>6.2f}x {'<= %.1fx' % limit:>8}"
-              f"  {'PASS' if ratio <= limit else 'FAIL'}")
+        print(f"{line} {'<= %.1fx' % limit:>8}  {'PASS' if ratio <= limit else 'FAIL'}")
     return ok
 
 

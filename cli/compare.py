@@ -1,8 +1,6 @@
 """`tracewh compare`: a paired comparison of two conditions on any numeric column of a view
 (docs/compare.md). Registered on the app by cli/app.py."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path
@@ -55,12 +53,12 @@ def compare(
         err.print(f"wrote {plot}", highlight=False)
 
 
-def _summary_row(result: Comparison) -> dict[str, Any]:
+def _summary_row(result: "Comparison") -> dict[str, Any]:
     return {k: v for k, v in result.to_dict().items() if k not in ("unmatched", "changed")} | {
         "match": ",".join(result.match)}
 
 
-def _print_report(result: Comparison, fmt: Format, decimals: int) -> None:
+def _print_report(result: "Comparison", fmt: Format, decimals: int) -> None:
     """The summary a paper quotes (rounded), then the unmatched items and those that changed most."""
     def num(value: float) -> str:
         shown = f"{value:.{decimals}f}"

@@ -16,6 +16,7 @@ from typer import Abort
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption
 
 from ..errors import TracewhError
+from . import collector
 from .output import err
 
 INTERNAL = 1
@@ -29,7 +30,8 @@ def run_app(app: Any) -> None:
     try:
         # Not standalone: the parser raises its errors here instead of printing its own
         # multi-line box, and returns the exit code of --help, --version and typer.Exit.
-        code = app(standalone_mode=False)
+        with collector.for_the_process():
+            code = app(standalone_mode=False)
     except TracewhError as e:
         _fail("error", e, e.exit_code)
     except NoArgsIsHelpError as e:  # `tracewh` alone: the help was printed, as the usage error

@@ -3,35 +3,42 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 
 from ..ingest.pipeline import IngestReport, Listener, SourceReport, skipped_summary
 from ..ingest.sources import Source
 from .output import err, plural
 
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
 
 class RichListener(Listener):
-    """A byte-level bar per source; silent when stderr is not a terminal (CI, pipes)."""
+    """A byte-level bar per source, on a terminal only: where stderr is not one (CI, pipes) no bar
+    is drawn, and rich.progress is not even imported."""
 
     def __init__(self, console: Console):
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(), console=console, transient=True,
-                                 disable=not console.is_terminal)
+        self.console = console
+        self.progress = _progress(console) if console.is_terminal else None
         self.task = None
 
     def __enter__(self) -> RichListener:
-        self.progress.start()
+        if self.progress is not None:
+            self.progress.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.progress.stop()
+        if self.progress is not None:
+            self.progress.stop()
 
     def start_source(self, source: Source) -> None:
+        if self.progress is None:
+            return
         # A source staged may wait to commit with the next ones (ingest/pipeline.py): its bar goes
         # when the next one starts.
         if self.task is not None:
@@ -46,13 +53,22 @@ class RichListener(Listener):
         if self.task is not None:
             self.progress.remove_task(self.task)
             self.task = None
+        # Through the console the bar draws on: rich prints above a live bar.
         if report.skipped_files:
-            self.progress.console.print(f"{escape(report.source)}: skipped {plural(len(report.skipped_files), 'file')} "
-                                        f"that no format reads ({escape(', '.join(report.skipped_files[:5]))}"
-                                        f"{', ...' if len(report.skipped_files) > 5 else ''})", highlight=False)
+            self.console.print(f"{escape(report.source)}: skipped {plural(len(report.skipped_files), 'file')} "
+                               f"that no format reads ({escape(', '.join(report.skipped_files[:5]))}"
+                               f"{', ...' if len(report.skipped_files) > 5 else ''})", highlight=False)
         for flag in report.flags:
-            self.progress.console.print(f"[yellow]{escape(report.source)}[/yellow]: {escape(flag)}", highlight=False,
-                                        soft_wrap=True)
+            self.console.print(f"[yellow]{escape(report.source)}[/yellow]: {escape(flag)}", highlight=False,
+                               soft_wrap=True)
+
+
+def _progress(console: Console) -> Progress:
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                               TransferSpeedColumn)
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                    TimeRemainingColumn(), console=console, transient=True)
 
 
 def report_table(report: IngestReport) -> Table:

@@ -1,8 +1,6 @@
 """`tracewh judge`, `tracewh label` and `tracewh export-labels`: LLM judges and people's labels
 as judgment events (docs/judging.md). Registered on the app by cli/app.py."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Optional
 

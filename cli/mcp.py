@@ -1,8 +1,6 @@
 """`tracewh mcp`: the store as an MCP server on stdio, for an assistant (Claude Desktop, Cursor,
 ...) to start and call (docs/mcp.md). Registered on the app by cli/app.py."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

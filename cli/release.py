@@ -1,8 +1,6 @@
 """`tracewh release DIR`: runs of the store as a dataset folder to publish (docs/release.md).
 Registered on the app by cli/app.py."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

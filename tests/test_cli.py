@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -275,3 +279,60 @@ def test_counts_in_messages_agree_with_their_nouns(tmp_path):
 def test_demo_help_names_where_the_demo_goes():
     out = plain(tracewh("demo", "--help", check=True).out)
     assert "Default: $TRACEWH_HOME/demo (store $TRACEWH_HOME/demo/warehouse)" in out
+
+
+def test_a_small_native_ingest_imports_only_what_it_uses(tmp_path):
+    """The fixed cost of a small ingest is mostly imports (issue #34). Not imported: the bulk
+    conversion and pyarrow.compute (a small chunk converts one event at a time, a small native
+    file is read line by line), the other formats' mappings and readers (Inspect's zstd zips,
+    τ-bench's streamed JSON arrays), the progress bar where stderr is not a terminal,
+    great-expectations (the gate runs compiled to SQL), the process pool, pandas and the OTLP
+    protobufs. -X importtime lists every module the process imported."""
+    source = write_native(tmp_path / "run.jsonl", [llm_call("r", i) for i in range(31)])
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracewh", "ingest", str(source), "-w",
+                          str(tmp_path / "wh")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert {"duckdb", "deltalake", "tracewh.ingest.quality.compiled"} <= imported  # the gate and the commit ran
+    mappings = tuple(f"tracewh.ingest.adapters.{name}.events" for name in ("bfcl", "decisionbench", "delegate52",
+                                                                            "entcollabbench", "inspect", "release",
+                                                                            "taubench"))
+    unused = ("pyarrow.compute", "tracewh.ingest.bulk", "tracewh.ingest.adapters.native.columns", *mappings,
+              "backports.zstd", "ijson", "rich.progress", "great_expectations", "multiprocessing", "pandas.core",
+              "google.protobuf")
+    assert sorted(m for m in imported if m.startswith(unused)) == []
+    assert tw.open(tmp_path / "wh").sql("select count(*) from events").fetchall() == [(31,)]
+
+
+def test_a_command_leaves_the_cycle_collector_as_it_found_it(run, tmp_path):
+    """An ingest pauses the collector while it imports and freezes what the imports made
+    (cli/collector.py); in a process that goes on after the command, all of it is back."""
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    run("ingest", write_native(tmp_path / "run.jsonl", [llm_call("r", 0)]), "-w", tmp_path / "wh", check=True)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        run("ingest", write_native(tmp_path / "more.jsonl", [llm_call("r", 1)]), "-w", tmp_path / "wh", check=True)
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
+def test_the_ingest_progress_bar_is_drawn_on_a_terminal_only():
+    from rich.console import Console
+
+    from tracewh.cli.ingest_progress import RichListener
+    from tracewh.ingest.pipeline import SourceReport
+    from tracewh.ingest.sources import memory_source
+    from tracewh.warehouse.store import CommitResult
+
+    source = memory_source("native", "run.jsonl", b"{}\n")
+    report = SourceReport("run.jsonl", "digest", ["native"], 1, CommitResult(1, 1, 0), [], ["a flag"])
+    for terminal in (False, True):
+        out = io.StringIO()
+        with RichListener(Console(file=out, force_terminal=terminal, color_system=None, width=80)) as listener:
+            assert (listener.progress is not None) == terminal
+            listener.start_source(source)
+            listener.advance(3)
+            listener.end_source(report)
+        assert "run.jsonl: a flag" in plain(out.getvalue())

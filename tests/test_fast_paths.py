@@ -20,6 +20,7 @@ from helpers import llm_call, native_lines
 import tracewh as tw
 from tracewh.errors import BadInputError
 from tracewh.ingest import bulk, stage
+from tracewh.ingest.adapters import native
 from tracewh.ingest.adapters.decisionbench import columns as run_columns
 from tracewh.ingest.adapters.native import columns
 
@@ -44,7 +45,7 @@ def _irregular(*_: Any, **__: Any) -> Any:
 
 def per_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chunk and every block declined: events converted one at a time, native lines read one by one."""
-    monkeypatch.setattr(stage, "convert_batch", _irregular)
+    monkeypatch.setattr(bulk, "convert_batch", _irregular)
     monkeypatch.setattr(columns, "_columns", _irregular)
     monkeypatch.setattr(run_columns.ChunkReader, "read", _irregular)
 
@@ -53,14 +54,15 @@ TAKEN = {"blocks": 0, "chunks": 0, "runs": 0}  # how often the fast paths decide
 
 
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bulk paths also for small files, blocks small enough that a file spans many, and chunks
-    of DecisionBench files small enough that a run spans several."""
-    monkeypatch.setattr(columns, "BULK_MIN_BYTES", 0)
+    """Bulk paths also for small files and small chunks, blocks small enough that a file spans
+    many, and chunks of DecisionBench files small enough that a run spans several."""
+    monkeypatch.setattr(native, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(stage, "BULK_MIN_EVENTS", 0)
     monkeypatch.setattr(columns, "BLOCK_BYTES", 4096)
     monkeypatch.setattr(run_columns, "CHUNK_BYTES", 8192)
     monkeypatch.setattr(run_columns.ChunkReader, "read", _counted(run_columns.ChunkReader.read, "runs"))
     monkeypatch.setattr(columns, "_columns", _counted(columns._columns, "blocks"))
-    monkeypatch.setattr(stage, "convert_batch", _counted(stage.convert_batch, "chunks"))
+    monkeypatch.setattr(bulk, "convert_batch", _counted(bulk.convert_batch, "chunks"))
 
 
 def _counted(function: Any, counter: str) -> Any:
@@ -114,7 +116,7 @@ def test_decisionbench_columns_the_pipeline_declines_are_read_again_record_by_re
                                                                                    benchmark_runs):
     """The pipeline's envelope check declining every DecisionBench batch (as a task id over 512
     characters would): those events come again as dicts, numbered on from where each chunk began."""
-    check = stage.check_envelope
+    check = bulk.check_envelope
 
     def declining(arrays: dict) -> None:
         if arrays["benchmark"][0].as_py() == "decisionbench":
@@ -123,7 +125,7 @@ def test_decisionbench_columns_the_pipeline_declines_are_read_again_record_by_re
 
     (runs,) = [p for p in benchmark_runs if p.name == "decisionbench"]
     expected = both_ways(tmp_path / "columns", monkeypatch, [runs])
-    monkeypatch.setattr(stage, "check_envelope", declining)
+    monkeypatch.setattr(bulk, "check_envelope", declining)
     assert both_ways(tmp_path / "declined", monkeypatch, [runs]) == expected and TAKEN["runs"] > 10
 
 

@@ -165,7 +165,8 @@ class Store:
         """
         with self.lock():
             table = self._ensure_table()  # loaded once: each load reads the Delta log
-            self.remove_orphans(table)
+            stored = data_files(table, self.table_path)  # listed once, for the orphans and the dedup
+            self.remove_orphans(table, stored)
             if self.has_batch(meta["key"]):
                 return CommitResult(None, 0, 0, already_ingested=True)
             con = con or batch_connection(staged)
@@ -174,7 +175,6 @@ class Store:
                 quarantined = Quarantine(self.root).hold(staged / "part-*.parquet", held.reasons, meta["key"],
                                                          held.suites_version)
                 con.register("excluded", pa.table({"event_id": pa.array(list(held.reasons), pa.string())}))
-            stored = data_files(table, self.table_path)
             new = _new_events(con, staged, stored, self._stored_ids, excluded=held is not None)
             added = sum(new.kinds.values())
             if not added:
@@ -198,10 +198,11 @@ class Store:
             return None
         with self.lock():
             table = self._ensure_table()
-            self.remove_orphans(table)
+            stored = data_files(table, self.table_path)
+            self.remove_orphans(table, stored)
             if any(self.has_batch(key) for key in keys):
                 return None
-            news = _all_new(con, [staged for staged, _ in batches], data_files(table, self.table_path), self._stored_ids)
+            news = _all_new(con, [staged for staged, _ in batches], stored, self._stored_ids)
             if news is None:
                 return None
             # A batch of no events is not committed, as commit() does not commit it alone.
@@ -267,9 +268,10 @@ class Store:
         return {"uncommitted data files": orphans, "abandoned staging folders": staging,
                 "unfinished commit files": [str(p) for p in temp]}
 
-    def remove_orphans(self, table: DeltaTable | None = None) -> list[Path]:
+    def remove_orphans(self, table: DeltaTable | None = None, files: list[str] | None = None) -> list[Path]:
         """Delete data files that no version of the Delta log references (left by a writer that
-        died mid-batch). Returns what was deleted.
+        died mid-batch). Returns what was deleted. `files`: the loaded table's data files, when the
+        caller has listed them already.
 
         Safe only under the writer lock: every live writer holds it while writing. A file is
         deleted only when it is positively unreferenced: not in the loaded version, not added or
@@ -279,7 +281,7 @@ class Store:
         table = table or self.table()
         if table is None:
             return []
-        current = set(map(Path, data_files(table, self.table_path)))
+        current = set(map(Path, data_files(table, self.table_path) if files is None else files))
         # Only data folders: _delta_log holds Parquet checkpoints, which no add action lists.
         on_disk = self.table_path.glob(f"{PARTITION_COLUMNS[0]}=*/{PARTITION_COLUMNS[1]}=*/*.parquet")
         candidates = [p for p in on_disk if p not in current]
@@ -351,8 +353,9 @@ def _new_events(con: duckdb.DuckDBPyConnection, staged: Path, files: list[str], 
     parts = _parts([staged])
     scan = f"read_parquet({literal_list(parts)})"
     try:
-        # One pass for the counts: rows, benchmarks and kinds all follow from (benchmark, kind, count)
-        counts = con.sql(f"select benchmark, kind, count(*) from {scan} group by all").fetchall()
+        # One pass for the counts: rows, benchmarks and kinds all follow from (benchmark, kind, count).
+        # execute, not sql, for a query whose rows are fetched at once: a relation is planned twice.
+        counts = con.execute(f"select benchmark, kind, count(*) from {scan} group by all").fetchall()
         staged_rows = sum(n for _, _, n in counts)
         repeats = _repeated_within(con, scan)
         left_out = ["select event_id from excluded"] if excluded else []
@@ -414,8 +417,8 @@ def _repeated_within(con: duckdb.DuckDBPyConnection, scan: str) -> int:
     the ids, and the group-by spills): equal ids hash alike, so no repeated hash means no repeated
     id. A repeated hash (a repeat, or a rare collision) sends the caller to its exact path, whose
     result is the same either way."""
-    return con.sql(f"select count(*) from (select hash(event_id) from {scan} group by 1 having count(*) > 1)"
-                   ).fetchall()[0][0]
+    return con.execute(f"select count(*) from (select hash(event_id) from {scan} group by 1 having count(*) > 1)"
+                       ).fetchall()[0][0]
 
 
 def _stored_already(con: duckdb.DuckDBPyConnection, scan: str, files: list[str], benchmarks: set[str],

@@ -98,8 +98,10 @@ def check_relation(con: duckdb.DuckDBPyConnection, batch_sql: str) -> Report:
     """Check the events `batch_sql` selects (columns of the event schema plus `row_number`)."""
     con.execute(f"create or replace temp view batch as {batch_sql}")
     rules = compile_suites()
-    report = Report(rows=con.sql("select count(*) from batch").fetchall()[0][0])
-    found = {rule: (count, examples, ids) for rule, count, examples, ids in con.sql(_failures_sql(rules)).fetchall()}
+    # execute, not sql: a relation is planned once to learn its columns and again to run, and
+    # planning is most of this query's cost on a small batch (22 ms against 16 on 31 events).
+    report = Report(rows=con.execute("select count(*) from batch").fetchall()[0][0])
+    found = {rule: (count, examples, ids) for rule, count, examples, ids in con.execute(_failures_sql(rules)).fetchall()}
     for i, r in enumerate(rules):
         if i in found:
             count, examples, ids = found[i]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from ...context import AdapterContext
 from ...sources import SourceFile
 from ..base import Group, Located
-from . import events, records
+from . import records
 
 
 class DecisionBenchAdapter:
@@ -28,6 +28,7 @@ class DecisionBenchAdapter:
         return records.groups(files, ctx)
 
     def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located]:
+        from . import events  # the mapping: imported once a group of this format is read (base.py)
         return events.events(group, ctx)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from ...context import AdapterContext
 from ...sources import SourceFile
 from ..base import FileAdapter
-from . import events, records
+from . import records
 
 
 class Delegate52Adapter(FileAdapter):
@@ -28,6 +28,7 @@ class Delegate52Adapter(FileAdapter):
         return records.sniff(file, ctx)
 
     def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+        from . import events  # the mapping: imported once a group of this format is read (base.py)
         return events.events(fmt, file, ctx)
 
 

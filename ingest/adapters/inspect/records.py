@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....errors import BadInputError
 from ....schema import event_id
@@ -24,8 +24,10 @@ from ...context import AdapterContext
 from ...fields import Fields
 from ...sources import SourceFile, is_data_file
 from ..base import Group
-from .evalzip import EvalArchive
 from .jsonlog import TopLevelObject
+
+if TYPE_CHECKING:  # evalzip.py is imported where an .eval is opened: its zstd zip support costs 4 ms
+    from .evalzip import EvalArchive
 
 EVAL, JSON = "inspect-eval", "inspect-json"  # the formats `tracewh log` shows
 LOG_VERSIONS = (1, 2)  # Inspect writes 2 (docs §4) and migrates older shapes on read; so does sample.py
@@ -117,6 +119,8 @@ def groups(files: list[SourceFile], ctx: AdapterContext) -> list[Group]:
 
 def read_header(file: SourceFile, fmt: str, ctx: AdapterContext) -> Log:
     if fmt == EVAL:
+        from .evalzip import EvalArchive
+
         with EvalArchive(file, ctx.limits) as archive:
             member = _eval_header_member(archive)
             header, where = archive.read_json(member), archive.where(member)
@@ -195,6 +199,8 @@ def samples(log: Log, ctx: AdapterContext) -> Iterator[tuple[int, str, dict[str,
 
 
 def _eval_samples(log: Log, ctx: AdapterContext) -> Iterator[tuple[int, str, Any]]:
+    from .evalzip import EvalArchive
+
     with EvalArchive(log.file, ctx.limits) as archive:
         names = [name for name in archive.members if name.startswith(SAMPLES) and name.endswith(".json")]
         total = sum(archive.members[name].compress_size for name in names) or 1

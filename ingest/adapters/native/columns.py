@@ -14,7 +14,8 @@ NaN, Infinity, nan and inf keep their text in what it hands over, which the valu
 refuse (a number must be written as JSON writes one, a payload is parsed again by orjson).
 Trailing commas leave no trace: a block with a line that may hold one is read per line too
 (also when the text is inside a string: slower, never different). Files of fewer than
-BULK_MIN_BYTES are read per line: a DuckDB connection costs more than reading them.
+BULK_MIN_BYTES (__init__.py) are read per line, without this module: a DuckDB connection costs
+more than reading them.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from ..base import EventBatch
 from . import events as per_line
 
 BLOCK_BYTES = 8 << 20
-BULK_MIN_BYTES = 1 << 20
 NO_NULL = ("event_id", "batch_id", "source", "seq")  # null in a record is not "left out": convert() refuses it
 LAX = r",[ \t\r\n]*[\]}]"  # a trailing comma: DuckDB's JSON parser drops it, orjson refuses it
 WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", np.uint8)  # bytes.strip()'s
@@ -55,9 +55,6 @@ def read(file: SourceFile, ctx: AdapterContext) -> Iterator[EventBatch | tuple[i
     """The file's events: blocks of regular lines as EventBatch, other lines as (line, event).
     A range of a larger file (ranges.py) starts at its `first_line`, after the header."""
     whole = file.first_line == 1
-    if whole and (file.plain_bytes or file.stored_bytes) < BULK_MIN_BYTES:
-        yield from per_line.events(file, ctx)
-        return
     with file.open() as stream:
         progress = _Progress(file, ctx)
         if whole:

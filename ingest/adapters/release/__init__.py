@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from ...context import AdapterContext
 from ...sources import SourceFile
 from ..base import EventBatch, Group, Located
-from . import events, records
+from . import records
 
 
 class ReleaseAdapter:
@@ -31,6 +31,7 @@ class ReleaseAdapter:
         return records.groups(files, ctx)
 
     def events(self, group: Group, ctx: AdapterContext) -> Iterator[Located | EventBatch]:
+        from . import events  # the mapping: imported once a group of this format is read (base.py)
         for file in group.files:
             if records.is_shard(file.name, group.detail):
                 yield from events.events(file, ctx)

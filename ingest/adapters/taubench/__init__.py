@@ -13,7 +13,7 @@ from typing import Any
 from ...context import AdapterContext
 from ...sources import SourceFile
 from ..base import FileAdapter
-from . import events, records
+from . import records
 
 
 class TauBenchAdapter(FileAdapter):
@@ -24,6 +24,7 @@ class TauBenchAdapter(FileAdapter):
         return records.sniff(file, ctx)
 
     def read(self, fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, dict[str, Any]]]:
+        from . import events  # the mapping: imported once a group of this format is read (base.py)
         return events.events(file, ctx)
 
 

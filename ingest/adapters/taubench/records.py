@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import ijson
-
 from ....errors import BadInputError
 from ...context import AdapterContext
 from ...fields import Fields
@@ -26,6 +24,8 @@ def sniff(file: SourceFile, ctx: AdapterContext) -> str | None:
     # A JSON array's first line is not a JSON object: JSON Lines files are someone else's.
     if ctx.first(file) is not None or not file.name.lower().endswith((".json", ".json.gz")):
         return None
+    import ijson  # here: discovery asks about every file, most of them no JSON array (2 ms of imports)
+
     keys: set[str] = set()
     try:
         with file.open() as stream:
@@ -58,6 +58,8 @@ def model_of(file: SourceFile, ctx: AdapterContext, shard: str) -> str:
 
 def episodes(file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[int, Fields]]:
     """(array item number, its fields) for every episode, 1-based."""
+    import ijson
+
     n = 0
     try:
         with file.open() as stream:
