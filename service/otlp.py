@@ -65,9 +65,7 @@ def install_otlp(app: FastAPI, config: ServiceConfig, compactor: Compactor) -> N
         try:
             authorise(config, request.headers.get("authorization"))
             body = await _read_body(request, limit, config.body_idle_seconds)
-            message, spans = await run_in_threadpool(_decode, body, request.headers, limit)
-            if spans:
-                await run_in_threadpool(committer.accept, message, spans, as_json)
+            await run_in_threadpool(_receive, committer, body, request.headers, limit, as_json)
         except HTTPException as e:
             return _status(e.status_code, str(e.detail), as_json, e.headers)
         except TracewhError as e:
@@ -92,6 +90,14 @@ async def _read_body(request: Request, limit: int, idle_s: float) -> bytes:
         if size > limit:
             raise HTTPException(413, f"request body larger than the {limit}-byte limit")
         chunks.append(chunk)
+
+
+def _receive(committer: Committer, body: bytes, headers: Any, limit: int, as_json: bool) -> None:
+    """Check the request and spool it, in one trip to a worker thread: while a commit runs, each
+    hand-over between the event loop and a worker waits for the GIL."""
+    record, spans = _decode(body, headers, limit)
+    if spans:
+        committer.accept(record, spans, as_json)
 
 
 def _decode(body: bytes, headers: Any, limit: int) -> tuple[bytes, int]:

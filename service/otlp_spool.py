@@ -2,7 +2,8 @@
 
 A request the receiver has validated is appended to WAREHOUSE/_spool/otlp/ (warehouse/wal.py:
 written and fsynced, concurrent requests sharing one fsync) and answered 200 then; committer
-threads take what waits, in groups, and commit each group as one batch (Warehouse.ingest_otlp).
+threads take what waits, in groups, and commit each group as one batch (Warehouse.ingest_otlp),
+then build the new version's view catalog (one build for two commits when requests already wait).
 A spool segment is deleted only once every record in it is committed (the Delta commit file
 written), so a process killed between a 200 and its commit commits the record when the service
 starts again. Exactly once: event ids derive from trace and span ids, so a record committed
@@ -131,13 +132,29 @@ class Committer:
         from ..ingest.prices import PriceRegistry
 
         warehouse, prices = Warehouse(self.root), PriceRegistry.load()  # kept: the store caches stored ids
+        deferred = False  # the last commit's catalog is not built yet
         while True:
             with self._group_lock:
                 group = self._next_group()
             for as_json in (False, True):  # exporters send one encoding: a group rarely holds both
                 if same := [r for r in group if r.json == as_json]:
                     self._commit(warehouse, prices, same, as_json)
+            # Requests waiting already: commit them first and build one catalog for both commits
+            # (one exporter's last requests were queryable a catalog build sooner), but never
+            # twice in a row, so that a steady stream does not keep new spans out of the reads.
+            deferred = not self.waiting.empty() and not deferred
+            if not deferred:
+                self._prepare(warehouse)
             self.compactor.compact_if_due(warehouse)
+
+    @staticmethod
+    def _prepare(warehouse: Any) -> None:
+        """The newest version's catalog built: the service's reads open the newest version whose
+        catalog is built. A failure leaves the build to the first read that needs it."""
+        try:
+            warehouse.prepare()
+        except Exception:  # noqa: BLE001 - the commit stands; a read builds the catalog or reports why
+            log.exception("building the catalog after an OTLP commit failed")
 
     def _next_group(self) -> list[Spooled]:
         """Every request waiting, and those arriving until LINGER_S after the first, up to MAX_GROUP_SPANS."""
@@ -158,7 +175,6 @@ class Committer:
         started = time.monotonic()
         try:
             report = warehouse.ingest_otlp([r.body for r in group], prices=prices, encoding=encoding)
-            warehouse.prepare()  # queryable: the service's reads open the newest version with a built catalog
         except (BadInputError, QualityError) as error:
             if len(group) > 1:  # one request's spans refused: commit the others without it
                 for request in group:

@@ -116,8 +116,9 @@ def events(fmt: str, file: SourceFile, ctx: AdapterContext) -> Iterator[tuple[in
                     key = span.trace_id + span.span_id
                     if key not in seen:
                         seen.add(key)
-                        _check_span(span, file.display, line)
-                        event = span_event(span, origin, ctx)
+                        attrs = attribute_map(span.attributes)  # once: the checks and the mapping read it
+                        _check_span(span, file.display, line, attrs)
+                        event = span_event(span, attrs, origin, ctx)
                         if event is not None:
                             yield line, event
 
@@ -140,22 +141,36 @@ def _check_names(resource: dict[str, Any], display: str, line: int | None) -> No
                                 line=line, field=name)
 
 
-def _check_span(span: Any, display: str, line: int | None) -> None:
-    """A span no sender should write: refused rather than stored as something it is not."""
-    def error(problem: str, field: str) -> BadInputError:
-        return BadInputError(display, f"span {span.span_id.hex() or '(no id)'}: {problem}", line=line, field=field)
-
-    if not 0 <= span.kind < len(SPAN_KINDS):
-        raise error(f"kind {span.kind} is not a SpanKind (0-{len(SPAN_KINDS) - 1})", "kind")
+def _check_span(span: Any, display: str, line: int | None, attrs: dict[str, Any] | None = None) -> None:
+    """A span no sender should write: refused rather than stored as something it is not.
+    `attrs`: the span's attributes, when the caller mapped them (the commit does anyway)."""
+    kind = span.kind
+    if not 0 <= kind < len(SPAN_KINDS):
+        raise _span_error(span, f"kind {kind} is not a SpanKind (0-{len(SPAN_KINDS) - 1})", "kind", display, line)
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
     if start and end and end < start:
-        raise error(f"ends before it starts (endTimeUnixNano {end} < startTimeUnixNano {start})", "endTimeUnixNano")
-    for kv in span.attributes:
-        if kv.key in TOKEN_ATTRIBUTES:
-            count = integer(json_value(kv.value))
-            if count is not None and count > MAX_TOKENS:
-                raise error(f"{count} tokens is over the {MAX_TOKENS:,}-token limit of one span (a broken counter?)",
-                            kv.key)
+        raise _span_error(span, f"ends before it starts (endTimeUnixNano {end} < startTimeUnixNano {start})",
+                          "endTimeUnixNano", display, line)
+    if attrs is not None and len(attrs) == len(span.attributes):  # no key sent twice: every value is in attrs
+        if not TOKEN_ATTRIBUTES.isdisjoint(attrs):
+            for name, value in attrs.items():
+                if name in TOKEN_ATTRIBUTES:
+                    _check_tokens(span, name, value, display, line)
+    else:
+        for kv in span.attributes:
+            if kv.key in TOKEN_ATTRIBUTES:
+                _check_tokens(span, kv.key, json_value(kv.value), display, line)
+
+
+def _check_tokens(span: Any, name: str, value: Any, display: str, line: int | None) -> None:
+    count = integer(value)
+    if count is not None and count > MAX_TOKENS:
+        raise _span_error(span, f"{count} tokens is over the {MAX_TOKENS:,}-token limit of one span "
+                          "(a broken counter?)", name, display, line)
+
+
+def _span_error(span: Any, problem: str, field: str, display: str, line: int | None) -> BadInputError:
+    return BadInputError(display, f"span {span.span_id.hex() or '(no id)'}: {problem}", line=line, field=field)
 
 
 def _scope(scope: Any) -> dict[str, Any]:
@@ -163,9 +178,9 @@ def _scope(scope: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v}
 
 
-def span_event(span: Any, origin: Origin, ctx: AdapterContext) -> dict[str, Any] | None:
-    """The span's event; None for a placeholder export-otlp made up for a parent it did not hold."""
-    attrs = attribute_map(span.attributes)
+def span_event(span: Any, attrs: dict[str, Any], origin: Origin, ctx: AdapterContext) -> dict[str, Any] | None:
+    """The span's event (`attrs`: its attributes, mapped); None for a placeholder export-otlp made
+    up for a parent it did not hold."""
     if attrs.get(cv.PLACEHOLDER_ATTR) is True:
         return None
     trace_id, span_id = _hex(span.trace_id, 16, "traceId", origin), _hex(span.span_id, 8, "spanId", origin)
@@ -189,14 +204,15 @@ def span_event(span: Any, origin: Origin, ctx: AdapterContext) -> dict[str, Any]
 
 
 def _from_conventions(event: dict[str, Any], span: Any, attrs: dict[str, Any], ctx: AdapterContext) -> None:
-    error = _error(span, attrs)
+    error = _error(span, attrs, event["payload"])
     if error:
         event["payload"]["error"] = error
     _KIND_COLUMNS.get(event["kind"], _no_columns)(event, attrs, error, ctx)
     if event["kind"] != "delegation":
         event["agent"] = event.get("agent") or text(cv.first(attrs, cv.AGENT))
         event["model"] = event.get("model") or text(cv.first(attrs, cv.MODEL))
-    event["payload"] = {k: v for k, v in event["payload"].items() if v is not None}
+    if None in event["payload"].values():  # rebuilt only then: most spans have a value for every key
+        event["payload"] = {k: v for k, v in event["payload"].items() if v is not None}
 
 
 def _added_since_export(attrs: dict[str, Any], origin: Origin) -> dict[str, Any]:
@@ -235,14 +251,16 @@ def _times(span: Any, attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _payload(span: Any, attrs: dict[str, Any], origin: Origin) -> dict[str, Any]:
+    kind, status = span.kind, span.status
+    attributes = dict(attrs)
+    attributes.pop(cv.PAYLOAD_ATTR, None)  # restored as the payload itself (span_event)
     payload: dict[str, Any] = {
-        "name": span.name, "span_kind": SPAN_KINDS[span.kind] if span.kind < len(SPAN_KINDS) else str(span.kind),
-        "operation": cv.operation(attrs), "attributes": {k: v for k, v in attrs.items() if k != cv.PAYLOAD_ATTR},
-        "resource": origin.resource, "scope": origin.scope}
-    if span.status.code in (STATUS_OK, STATUS_ERROR):
-        payload["status"] = "ok" if span.status.code == STATUS_OK else "error"
-    if span.status.message:
-        payload["status_message"] = span.status.message
+        "name": span.name, "span_kind": SPAN_KINDS[kind] if kind < len(SPAN_KINDS) else str(kind),
+        "operation": cv.operation(attrs), "attributes": attributes, "resource": origin.resource, "scope": origin.scope}
+    if status.code in (STATUS_OK, STATUS_ERROR):
+        payload["status"] = "ok" if status.code == STATUS_OK else "error"
+    if status.message:
+        payload["status_message"] = status.message
     if span.events:
         payload["events"] = [{"name": e.name, "ts": _iso(e.time_unix_nano), "attributes": attribute_map(e.attributes)}
                              for e in span.events]
@@ -262,11 +280,11 @@ def _iso(nanos: int) -> str | None:
     return (EPOCH + timedelta(microseconds=nanos // 1000)).isoformat() if nanos else None
 
 
-def _error(span: Any, attrs: dict[str, Any]) -> str | None:
+def _error(span: Any, attrs: dict[str, Any], payload: dict[str, Any]) -> str | None:
     if span.status.code != STATUS_ERROR:
         return None
-    exception = next((attribute_map(e.attributes).get("exception.type") for e in span.events if e.name == "exception"),
-                     None)
+    events_mapped = payload.get("events", ())  # the span's events, as _payload mapped them
+    exception = next((e["attributes"].get("exception.type") for e in events_mapped if e["name"] == "exception"), None)
     return text(attrs.get(cv.ERROR_TYPE)) or text(exception) or span.status.message or "error"
 
 
@@ -302,17 +320,20 @@ def _no_columns(event: dict[str, Any], attrs: dict[str, Any], error: str | None,
 
 
 _KIND_COLUMNS = {"llm_call": _llm_call, "tool_call": _tool_call, "delegation": _delegation}
+# tracewh.<column> attribute -> (column, its type's conversion), in the columns' order
+CARRIED_ATTRIBUTES = {cv.COLUMN_PREFIX + column: (column, integer if column in cv.INTEGER_COLUMNS
+                                                  else number if column in cv.NUMBER_COLUMNS else text)
+                      for column in cv.CARRIED_COLUMNS}
 
 
 def _carried_columns(attrs: dict[str, Any]) -> dict[str, Any]:
     """Columns tracewh wrote as `tracewh.<column>` attributes (export-otlp), typed."""
+    if CARRIED_ATTRIBUTES.keys().isdisjoint(attrs):  # spans tracewh did not export carry none
+        return {}
     carried = {}
-    for column in cv.CARRIED_COLUMNS:
-        value = attrs.get(cv.COLUMN_PREFIX + column)
-        if value is None:
-            continue
-        convert = integer if column in cv.INTEGER_COLUMNS else number if column in cv.NUMBER_COLUMNS else text
-        if (typed := convert(value)) is not None:
+    for name, (column, convert) in CARRIED_ATTRIBUTES.items():
+        value = attrs.get(name)
+        if value is not None and (typed := convert(value)) is not None:
             carried[column] = typed
     return carried
 
