@@ -98,7 +98,9 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
             if not path.exists():
                 _build(path, files(), _older_catalog(path.parent, _identity(root), version))
                 _remove_stale(path.parent, _identity(root), keep=path)
-    except OSError as e:  # read-only media, a full disk: the catalog is a cache, queries go on without it
+    # read-only media, a full disk (DuckDB's own writes fail with its IO or fatal error): the
+    # catalog is a cache, queries go on without it
+    except (OSError, duckdb.IOException, duckdb.FatalException) as e:
         raise CatalogUnavailable(str(e)) from None
     return path
 
@@ -203,6 +205,11 @@ def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
         con.execute("DROP TABLE tracewh_file_counts")
         # a file of no rows has no group above, yet is part of the version all the same
         con.execute(f"INSERT OR IGNORE INTO {FILES} SELECT unnest({literal_list(files)}), 0")
+    return _corrections(con)
+
+
+def _corrections(con: duckdb.DuckDBPyConnection) -> int:
+    """The correction events of the files the catalog lists."""
     return con.execute(f"SELECT coalesce(sum(corrections), 0) FROM {FILES}").fetchone()[0]
 
 
@@ -248,8 +255,9 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     if not new:
         return True
     define_events_raw(con, files)
-    corrections = _record_files(con, new)
-    con.execute(NOTHING_SUPERSEDED if not corrections else next(v.sql for v in views if v.name == "events"))
+    corrected_before = _corrections(con)
+    if _record_files(con, new) and not corrected_before:  # the first correction: `events` hides from now on
+        con.execute(next(v.sql for v in views if v.name == "events"))
     scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:

@@ -13,6 +13,8 @@ SQL) they are rewritten on the syntax tree before sqlglot writes the SQL:
 - a literal like `100.0` is DOUBLE: Spark would keep DECIMAL arithmetic and round each
   quotient to 6 places, where DuckDB divides in DOUBLE;
 - `list_intersect` is ARRAY_INTERSECT;
+- `WITH x AS MATERIALIZED (...)` (DuckDB computes the CTE once instead of in each step of a
+  recursive walk) has no such hint in Spark: the hint is dropped;
 - `quantile_cont(x, q)` is exact; sqlglot writes Spark's PERCENTILE_APPROX, so it becomes
   PERCENTILE (exact, interpolated);
 - DuckDB's ANY_VALUE skips NULLs: ANY_VALUE(x, TRUE) in Spark (sqlglot's `IGNORE NULLS`
@@ -119,6 +121,9 @@ def _for_spark(node: exp.Expression) -> exp.Expression:
         return _fn("ANY_VALUE", node.this.this, exp.true())
     if isinstance(node, exp.PercentileCont) and not isinstance(node.parent, exp.WithinGroup):
         return _fn("PERCENTILE", node.this, node.expression)
+    if isinstance(node, exp.CTE) and node.args.get("materialized") is not None:
+        node.set("materialized", None)
+        return node
     if isinstance(node, exp.Anonymous) and node.name.lower() == "list_intersect":
         return _fn("ARRAY_INTERSECT", *node.expressions)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "list_reduce" and _is_json_merge(node):
