@@ -31,6 +31,10 @@ class Compactor:
             if time.monotonic() - self._checked < self.interval_s:
                 return
             self._checked = time.monotonic()
+            # The catalog of the version compacted built first (a committer may have deferred it):
+            # the next one is then derived from it, keeping every row, instead of built in full
+            # (6.9 s at scale 1 under live load, all that time holding new spans out of the reads).
+            warehouse.prepare()
             result = warehouse.optimize(when_over=self.files)
             if result is not None:
                 log.info("compacted %d data files into %d", result["files_before"], result["files_after"])
