@@ -166,13 +166,13 @@ class Warehouse:
         does not wait for it (the service does this after each commit it makes)."""
         self.engine  # noqa: B018 - opening the engine builds the catalog
 
-    def readable_version(self, version: int) -> int:
+    def readable_version(self, version: int, *, built_soon: bool = False) -> int:
         """The version to read for `version` without waiting on a catalog build another is making
-        now: `version`, or while its catalog is being built the newest version whose catalog is
-        (queries/catalog.py)."""
+        now (or, `built_soon`, will make in a moment): `version`, or while its catalog is being
+        built the newest version whose catalog is (queries/catalog.py)."""
         from .queries.catalog import readable_version
 
-        return readable_version(self.path, version)
+        return readable_version(self.path, version, built_soon)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:

@@ -105,14 +105,15 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
     return path
 
 
-def readable_version(root: Path, version: int) -> int:
+def readable_version(root: Path, version: int, built_soon: bool = False) -> int:
     """The version a reader should open for `version` without waiting for a build it does not
     need: `version` itself, unless its catalog is missing and another builder holds the build lock
-    right now (the service's committer, another process); then the newest version whose catalog is
-    built, if any. A missing catalog nobody is building is built by the reader, as before: so a
-    query after `tracewh ingest` returns sees what it committed."""
+    right now (the service's committer, another process) or will take it in a moment
+    (`built_soon`: a committer of this process between its commit and its catalog); then the newest
+    version whose catalog is built, if any. A missing catalog nobody is building is built by the
+    reader, as before: so a query after `tracewh ingest` returns sees what it committed."""
     path = catalog_path(root, version)
-    if path.exists() or not _build_running(path.parent):
+    if path.exists() or not (built_soon or _build_running(path.parent)):
         return version
     older = _older_catalog(path.parent, _identity(root), version)
     return _version_of(older) if older is not None else version

@@ -175,6 +175,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
         return {"added": report.added, "superseded": report.superseded, "unchanged": report.unchanged}
 
     install_otlp(app, config, compactor)  # POST /v1/traces: OTLP/HTTP traces in, group-committed (service/otlp.py)
+    readers.builders.append(app.state.otlp_committer.building_soon)
     install_web(app, config, reading)  # the web page at / (service/web/): this app, its gate and Warehouse
     install_mcp(app, config, reading)  # /mcp: MCP over streamable HTTP, reads through the same gate (mcp_http.py)
     return app

@@ -75,6 +75,11 @@ class Committer:
         self._lock = threading.Lock()  # opening the spool, starting threads
         self._group_lock = threading.Lock()  # one worker gathers a group at a time
         self._threads: list[threading.Thread] = []
+        self._catalog_due = False  # a commit of this committer whose catalog it has not built yet
+
+    def building_soon(self) -> bool:
+        """Whether the committer will build the newest version's catalog in a moment (Readers)."""
+        return self._catalog_due
 
     def start(self, ingest: bool) -> None:
         """Commit what an earlier process spooled and did not commit (killed, or stopped before it
@@ -136,6 +141,7 @@ class Committer:
         while True:
             with self._group_lock:
                 group = self._next_group()
+            self._catalog_due = True
             for as_json in (False, True):  # exporters send one encoding: a group rarely holds both
                 if same := [r for r in group if r.json == as_json]:
                     self._commit(warehouse, prices, same, as_json)
@@ -147,14 +153,15 @@ class Committer:
                 self._prepare(warehouse)
             self.compactor.compact_if_due(warehouse)
 
-    @staticmethod
-    def _prepare(warehouse: Any) -> None:
+    def _prepare(self, warehouse: Any) -> None:
         """The newest version's catalog built: the service's reads open the newest version whose
         catalog is built. A failure leaves the build to the first read that needs it."""
         try:
             warehouse.prepare()
         except Exception:  # noqa: BLE001 - the commit stands; a read builds the catalog or reports why
             log.exception("building the catalog after an OTLP commit failed")
+        finally:
+            self._catalog_due = False
 
     def _next_group(self) -> list[Spooled]:
         """Every request waiting, and those arriving until LINGER_S after the first, up to MAX_GROUP_SPANS."""

@@ -13,8 +13,8 @@ a read here holds the connection the guard parses on and column lookups use; the
 their own engines of the same versions.
 
 No read waits for a catalog build it does not need (#34): while another builds the latest
-version's catalog (the service's OTLP or labels committer, another process), a request reads
-the newest version whose catalog is built. The service's own commits (ingest, labels, OTLP)
+version's catalog (the service's OTLP or labels committer, another process), or the OTLP
+committer is about to (`builders`), a request reads the newest version whose catalog is built. The service's own commits (ingest, labels, OTLP)
 build their version's catalog before they answer or release what they committed, so what they
 acknowledged is in what the next request reads; a version nobody is building is built by the
 request that needs it, so a query after `tracewh ingest` returned sees what it committed.
@@ -23,7 +23,7 @@ request that needs it, so a query after `tracewh ingest` returned sees what it c
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +38,10 @@ class Readers:
         self._idle: list[Warehouse] = []
         self._lock = threading.Lock()
         self._serving: int | None = None  # the version reads are opened at
+        # The service's committers that build the newest version's catalog in a moment: while one
+        # will, a request reads the newest version whose catalog is built instead of building one
+        # itself (a build in a request held the committer's next build up behind the lock).
+        self.builders: list[Callable[[], bool]] = []
 
     @contextmanager
     def reading(self) -> Iterator[Warehouse]:
@@ -52,7 +56,10 @@ class Readers:
 
     def _ready(self, latest: int | None) -> int | None:
         """`latest`, or the newest version with a built catalog while another builds `latest`'s."""
-        version = Warehouse(self.root).readable_version(latest) if latest is not None else None
+        if latest is None:
+            version = None
+        else:
+            version = Warehouse(self.root).readable_version(latest, built_soon=any(soon() for soon in self.builders))
         with self._lock:
             self._serving = version
         return version

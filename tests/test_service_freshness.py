@@ -68,3 +68,23 @@ def test_what_post_ingest_acknowledged_is_in_the_next_answer(tmp_path):
             answer = httpx.post(f"{base}/ingest", files={"file": ("more.jsonl", file)}, headers=AUTH, timeout=60)
         assert answer.status_code == 200, answer.text
         assert count(base) == 7  # the ingest built its version's catalog before it answered
+
+
+def test_a_read_leaves_a_catalog_the_committer_is_about_to_build_to_it(tmp_path):
+    """Between a commit of the OTLP committer and its catalog (or a second commit it makes first),
+    a read answers from the newest built version instead of building one itself: a build in the
+    request held the committer's next build up behind the lock (Readers.builders)."""
+    from tracewh.queries.catalog import catalog_path, readable_version
+    from tracewh.warehouse.layout import latest_version
+
+    wh = tmp_path / "wh"
+    ingest(tmp_path, wh, "first", 3)
+    tracewh("sql", "-w", wh, "select 1", check=True)  # the first version's catalog
+    built = latest_version(wh / "events")
+    ingest(tmp_path, wh, "second", 2)
+    newest = latest_version(wh / "events")
+    assert newest > built and not catalog_path(wh, newest).exists()
+    assert readable_version(wh, newest, built_soon=True) == built  # the committer will build it
+    assert readable_version(wh, newest) == newest  # nobody will: the reader builds it
+    tracewh("sql", "-w", wh, "select 1", check=True)
+    assert readable_version(wh, newest, built_soon=True) == newest  # built: read as it is
