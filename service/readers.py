@@ -14,10 +14,12 @@ their own engines of the same versions.
 
 No read waits for a catalog build it does not need (#34): while another builds the latest
 version's catalog (the service's OTLP or labels committer, another process), or the OTLP
-committer is about to (`builders`), a request reads the newest version whose catalog is built. The service's own commits (ingest, labels, OTLP)
-build their version's catalog before they answer or release what they committed, so what they
-acknowledged is in what the next request reads; a version nobody is building is built by the
-request that needs it, so a query after `tracewh ingest` returned sees what it committed.
+committer is about to (`builders`), a request reads the newest version whose catalog is built.
+The service's own commits (ingest, labels) build their version's catalog before they answer or
+release what they committed, so what they acknowledged is in what the next request reads; the
+OTLP committer builds it right after its commit (or the next one). A version nobody is building
+is built by the request that needs it, so a query after `tracewh ingest` returned sees what it
+committed.
 """
 
 from __future__ import annotations
