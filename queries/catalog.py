@@ -289,13 +289,16 @@ def _compacted(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str])
     return True
 
 
-def _touched_runs(con: duckdb.DuckDBPyConnection, new_raw: str) -> tuple[list[str], list[str]]:
+def _touched_runs(con: duckdb.DuckDBPyConnection, new: list[str], new_raw: str, corrects: bool
+                  ) -> tuple[list[str], list[str]]:
     """The runs whose events differ between the older version and this one, as (runs the older
-    version had, new runs): the runs of the new files' events (`new_raw`), the runs of the events
-    their corrections hide, and every run that shares a trace id with those, and so on (a view
-    declared run-local may join events on trace_id: then a trace's runs are one unit)."""
-    runs = {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {new_raw}").fetchall()}
-    if con.execute(f"SELECT count(supersedes) FROM {new_raw}").fetchone()[0]:
+    version had, new runs): the runs of the new files' events (`new_raw`; recorded already in the
+    file-runs table), the runs of the events their corrections hide (`corrects`: they hold some),
+    and every run that shares a trace id with those, and so on (a view declared run-local may join
+    events on trace_id: then a trace's runs are one unit)."""
+    runs = {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {FILE_RUNS} "
+                                          f"WHERE path IN ({_literals(new)})").fetchall()}
+    if corrects:
         runs |= {run for (run,) in con.execute(
             f"SELECT run_id FROM events_raw WHERE event_id IN (SELECT supersedes FROM {new_raw})").fetchall()}
     had = {run for (run,) in con.execute(
@@ -345,28 +348,25 @@ class Scope:
         con.execute("ATTACH ':memory:' AS tracewh_before")
         con.execute("ATTACH ':memory:' AS tracewh_after")
         con.execute(f"CREATE VIEW tracewh_after.new_raw AS {events_raw_query(new)}")
-        had, fresh = _touched_runs(con, "tracewh_after.new_raw")
+        added = set(new)
+        fixed = {path for (path,) in con.execute(f"SELECT path FROM {FILES} WHERE corrections > 0").fetchall()}
+        new_fixes, fixes = bool(fixed & added), sorted(fixed - added)  # the new files' corrections; the older ones'
+        had, fresh = _touched_runs(con, new, "tracewh_after.new_raw", new_fixes)
         self.touched = bool(had or fresh)
         con.execute(f"CREATE TABLE tracewh_after.touched_runs AS "
                     f"SELECT unnest({literal_list(had + fresh)}::VARCHAR[]) AS key")
-        older = self._older_files(f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', had)}", new)
-        fixes = self._older_files(f"SELECT path FROM {FILES} WHERE corrections > 0", new)
+        older = sorted(path for (path,) in con.execute(
+            f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', had)}").fetchall() if path not in added)
         old_runs = f"SELECT * FROM ({events_raw_query(older)}) WHERE {_among('run_id', had)}"
         # a correction logged under another run hides a touched run's event all the same
         old_fixes = (f"SELECT * FROM ({events_raw_query(fixes)}) WHERE supersedes IS NOT NULL "
                      f"AND NOT {_among('run_id', had + fresh)}") if fixes else None
-        new_fixes = con.execute("SELECT count(supersedes) FROM tracewh_after.new_raw").fetchone()[0] > 0
         events_sql = next(v.sql for v in views if v.name == "events")
         # before: a view, read only by what asks (the event ids a refresh replaces, a few checks)
         self._in("tracewh_before", lambda: self._events([old_runs, old_fixes], events_sql if fixes else None,
                                                         as_table=False))
         self._in("tracewh_after", lambda: self._events(["SELECT * FROM new_raw", old_runs, old_fixes],
                                                        events_sql if fixes or new_fixes else None, as_table=True))
-
-    def _older_files(self, query: str, new: list[str]) -> list[str]:
-        """The files `query` lists that the older version had already."""
-        added = set(new)
-        return sorted(path for (path,) in self.con.execute(query).fetchall() if path not in added)
 
     def _in(self, db: str, work: Callable[[], object]) -> None:
         """Run `work` with `db` as the database unqualified names are created in and read from."""

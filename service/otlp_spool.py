@@ -137,10 +137,10 @@ class Committer:
         from ..ingest.prices import PriceRegistry
 
         warehouse, prices = Warehouse(self.root), PriceRegistry.load()  # kept: the store caches stored ids
-        deferred = False  # the last commit's catalog is not built yet
         while True:
             with self._group_lock:
                 group = self._next_group()
+            deferred = self._catalog_due  # the last cycle left its catalog to this one
             self._catalog_due = True
             for as_json in (False, True):  # exporters send one encoding: a group rarely holds both
                 if same := [r for r in group if r.json == as_json]:
@@ -148,8 +148,7 @@ class Committer:
             # Requests waiting already: commit them first and build one catalog for both commits
             # (one exporter's last requests were queryable a catalog build sooner), but never
             # twice in a row, so that a steady stream does not keep new spans out of the reads.
-            deferred = not self.waiting.empty() and not deferred
-            if not deferred:
+            if deferred or self.waiting.empty():
                 self._prepare(warehouse)
             self.compactor.compact_if_due(warehouse)
 

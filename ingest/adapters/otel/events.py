@@ -152,21 +152,14 @@ def _check_span(span: Any, display: str, line: int | None, attrs: dict[str, Any]
         raise _span_error(span, f"ends before it starts (endTimeUnixNano {end} < startTimeUnixNano {start})",
                           "endTimeUnixNano", display, line)
     if attrs is not None and len(attrs) == len(span.attributes):  # no key sent twice: every value is in attrs
-        if not TOKEN_ATTRIBUTES.isdisjoint(attrs):
-            for name, value in attrs.items():
-                if name in TOKEN_ATTRIBUTES:
-                    _check_tokens(span, name, value, display, line)
+        tokens = ((name, value) for name, value in attrs.items() if name in TOKEN_ATTRIBUTES)
     else:
-        for kv in span.attributes:
-            if kv.key in TOKEN_ATTRIBUTES:
-                _check_tokens(span, kv.key, json_value(kv.value), display, line)
-
-
-def _check_tokens(span: Any, name: str, value: Any, display: str, line: int | None) -> None:
-    count = integer(value)
-    if count is not None and count > MAX_TOKENS:
-        raise _span_error(span, f"{count} tokens is over the {MAX_TOKENS:,}-token limit of one span "
-                          "(a broken counter?)", name, display, line)
+        tokens = ((kv.key, json_value(kv.value)) for kv in span.attributes if kv.key in TOKEN_ATTRIBUTES)
+    for name, value in tokens:
+        count = integer(value)
+        if count is not None and count > MAX_TOKENS:
+            raise _span_error(span, f"{count} tokens is over the {MAX_TOKENS:,}-token limit of one span "
+                              "(a broken counter?)", name, display, line)
 
 
 def _span_error(span: Any, problem: str, field: str, display: str, line: int | None) -> BadInputError:
