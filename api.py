@@ -151,20 +151,30 @@ class Warehouse:
                    "isolation": self.isolation}
         if version is None:
             return QueryEngine([], **options)
+        catalog = self._catalog(version)
+        # None: read-only media, a path DuckDB cannot open: views made in memory instead
+        return QueryEngine(catalog=catalog, **options) if catalog else QueryEngine(self.store.files(version), **options)
+
+    def _catalog(self, version: int) -> Path | None:
+        """The compiled view catalog of `version`, built first if missing; None where none can be kept."""
         from .queries.catalog import CatalogUnavailable, ensure_catalog
         from .warehouse.permissions import store_umask
 
         try:
             with store_umask(self.path):
-                catalog = ensure_catalog(self.path, version, lambda: self.store.files(version))
-        except CatalogUnavailable:  # read-only media, a path DuckDB cannot open: views made in memory instead
-            return QueryEngine(self.store.files(version), **options)
-        return QueryEngine(catalog=catalog, **options)
+                return ensure_catalog(self.path, version, lambda: self.store.files(version))
+        except CatalogUnavailable:
+            return None
 
     def prepare(self) -> None:
         """Build this version's view catalog now, if it is not built, so that the next query
-        does not wait for it (the service does this after each commit it makes)."""
-        self.engine  # noqa: B018 - opening the engine builds the catalog
+        does not wait for it (the service does this after each commit it makes). No engine is
+        opened: a committer building catalogs one after another does not pay for one each time."""
+        version = self.version
+        if version is not None:
+            if not self.sandbox:
+                self.require_store()
+            self._catalog(version)
 
     def readable_version(self, version: int, *, built_soon: bool = False) -> int:
         """The version to read for `version` without waiting on a catalog build another is making
@@ -200,7 +210,10 @@ class Warehouse:
                                   arrow=arrow)
         from .queries.parse import parsing_with
 
-        with parsing_with(self.engine.con):
+        if self.engine.isolation is None:
+            with parsing_with(self.engine.con):
+                prepared = prepare_query(text, dialect, service=self.sandbox)
+        else:  # the query runs in a worker: parsed on this thread's own parser, no connection to the version opened
             prepared = prepare_query(text, dialect, service=self.sandbox)
         return self.engine.execute(prepared.sql, None, Limits(limit, timeout_s, max_bytes, arrow, prepared.tables))
 

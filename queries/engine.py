@@ -180,21 +180,37 @@ class QueryEngine:
                  memory_limit: str | None = None, spill: Spill | None = None, isolation: Isolation | None = None):
         self.spec = EngineSpec(None if catalog is not None else tuple(files or []), catalog, sandbox, memory_limit)
         self.isolation = isolation
-        if spill is None:
-            spill = isolation.server_spill() if isolation is not None else Spill(Path(tempfile.gettempdir()))
-        self.con = duckdb.connect(":memory:")
-        # Committed files never change, so their footers can be cached between queries.
-        self.con.execute("SET parquet_metadata_cache = true")
-        if catalog is not None:
-            self.con.execute(f"ATTACH {literal(catalog)} AS catalog (READ_ONLY)")
-            self.con.execute("USE catalog")
-        else:
-            define_events_raw(self.con, files or [])
-        self.views = ViewCreator(self.con, precompiled=catalog is not None)
+        self._spill = spill or (isolation.server_spill() if isolation is not None else Spill(Path(tempfile.gettempdir())))
         # Where the store's own files are: an error reading a file there means the store is damaged.
         self.store_files = str(catalog.parent.parent / "events") if catalog is not None else \
             os.path.commonpath(files) if files else None
-        _lock_down(self.con, sandbox, memory_limit, spill)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._views: ViewCreator | None = None
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """This process's connection to the version, opened on first use: an engine whose queries
+        run in worker processes needs none to answer POST /sql, and opening one (the catalog
+        attached: 19-32 ms) for each read of each new version cost the server that much again
+        while live ingest makes a version a second."""
+        if self._con is None:
+            con = duckdb.connect(":memory:")
+            # Committed files never change, so their footers can be cached between queries.
+            con.execute("SET parquet_metadata_cache = true")
+            if self.spec.catalog is not None:
+                con.execute(f"ATTACH {literal(self.spec.catalog)} AS catalog (READ_ONLY)")
+                con.execute("USE catalog")
+            else:
+                define_events_raw(con, list(self.spec.files or []))
+            _lock_down(con, self.spec.sandbox, self.spec.memory_limit, self._spill)
+            self._con, self._views = con, ViewCreator(con, precompiled=self.spec.catalog is not None)
+        return self._con
+
+    @property
+    def views(self) -> ViewCreator:
+        self.con  # noqa: B018 - opens the connection the views are created on
+        assert self._views is not None
+        return self._views
 
     def relation(self, query: str, params: list | dict | None = None) -> duckdb.DuckDBPyRelation:
         """A DuckDB relation for `query` (views created first); no limits."""
@@ -258,7 +274,8 @@ class QueryEngine:
         return columns
 
     def close(self) -> None:
-        self.con.close()
+        if self._con is not None:
+            self._con.close()
 
 
 def _lock_down(con: duckdb.DuckDBPyConnection, sandbox: Path | None, memory_limit: str | None, spill: Spill) -> None:

@@ -233,7 +233,7 @@ def serve_stdio(config: ServiceConfig, allow_labels: bool = False) -> None:
 
 def label_on(root: Path, items: list[LabelInput]) -> LabelReport:
     """Labels committed on a fresh Warehouse of the store's latest version (Warehouse.label), then
-    the new version's view catalog built (opening its engine builds it): the readers read the
+    the new version's view catalog built (Warehouse.prepare): the readers read the
     newest version whose catalog is built (service/readers.py), so the next query sees the label."""
     from ..api import Warehouse
 
