@@ -19,7 +19,8 @@ by run_id`) are recomputed for the runs the new files touch only, and whose othe
 blocks are recomputed from their (refreshed) inputs when those may have changed. A version
 made by `optimize` from the older one keeps every computed row (the same events in other
 files); any other version whose files are not a superset of the older one's is built in
-full. Why this gives the rows a full build gives: docs/catalog.md.
+full. A small store without an older catalog starts from its empty catalog (every view, no
+events), when the service has built it. Why this gives the rows a full build gives: docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ RUN_TRACES = "tracewh_catalog_run_traces"
 # Every (file, run) pair: which files a touched run's events are in (a newer version's build reads
 # those files only, not every file of the store).
 FILE_RUNS = "tracewh_catalog_file_runs"
+# The catalog of no events (ensure_empty_catalog): what a small store's first catalog is derived
+# from, when its data files hold at most EMPTY_START_BYTES (a derivation holds the touched runs'
+# events in memory as a table, every event here; a full build streams them).
+EMPTY = "empty"
+EMPTY_START_BYTES = 16 << 20
 
 
 @cache
@@ -96,13 +102,61 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
         with open(path.parent / ".build.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others find it built
             if not path.exists():
-                _build(path, files(), _older_catalog(path.parent, _identity(root), version))
+                listed = files()
+                older = _older_catalog(path.parent, _identity(root), version) or _empty_catalog(path.parent, listed)
+                _build(path, listed, older)
                 _remove_stale(path.parent, _identity(root), keep=path)
     # read-only media, a full disk (DuckDB's own writes fail with its IO or fatal error): the
     # catalog is a cache, queries go on without it
     except (OSError, duckdb.IOException, duckdb.FatalException) as e:
         raise CatalogUnavailable(str(e)) from None
     return path
+
+
+def ensure_empty_catalog(root: Path) -> None:
+    """Build the empty catalog of the store at `root` (every view, every building block, no
+    events) if missing: a store without data that will soon have some (the service, as it
+    starts) derives its first catalogs from it instead of creating every view (0.7 s)."""
+    folder = root / FOLDER
+    path = _empty_path(folder)
+    if path.exists():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".build.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.exists():
+                _build(path, [])
+            for stale in folder.glob(f"{EMPTY}-*.duckdb"):
+                if stale != path:
+                    with suppress(FileNotFoundError):
+                        stale.unlink()
+    except (OSError, duckdb.IOException, duckdb.FatalException) as e:
+        raise CatalogUnavailable(str(e)) from None
+
+
+def _empty_catalog(folder: Path, files: list[str]) -> Path | None:
+    """The empty catalog, when built, for a store of up to EMPTY_START_BYTES of data files that has
+    no older catalog. It names no data file, so it serves wherever the store is."""
+    path = _empty_path(folder)
+    if not path.exists() or _total_bytes(files, EMPTY_START_BYTES) > EMPTY_START_BYTES:
+        return None
+    return path
+
+
+def _empty_path(folder: Path) -> Path:
+    return folder / f"{EMPTY}-{views_digest()}.duckdb"
+
+
+def _total_bytes(files: list[str], past: int) -> int:
+    """The files' size together, counted until it passes `past` (a big store has many files)."""
+    total = 0
+    for file in files:
+        with suppress(OSError):
+            total += os.path.getsize(file)
+        if total > past:
+            break
+    return total
 
 
 def readable_version(root: Path, version: int, built_soon: bool = False) -> int:

@@ -85,8 +85,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(warehouse: Path | str, *args: str, token: str | None = None, cwd: Path | None = None) -> Iterator[str]:
-    """`tracewh serve` as a real process on a free loopback port; yields its base URL."""
+def serving(warehouse: Path | str, *args: str, token: str | None = None, cwd: Path | None = None,
+            ingest_ready: bool = False) -> Iterator[str]:
+    """`tracewh serve` as a real process on a free loopback port; yields its base URL once it answers
+    (`ingest_ready`: once /health says its OTLP committer has loaded, as a readiness probe waits)."""
     import httpx
 
     port = free_port()
@@ -99,10 +101,11 @@ def serving(warehouse: Path | str, *args: str, token: str | None = None, cwd: Pa
             if server.poll() is not None:
                 raise AssertionError(f"tracewh serve exited {server.returncode}: {server.stderr.read().decode()}")
             try:
-                httpx.get(f"{base}/health", timeout=1)
-                break
+                if httpx.get(f"{base}/health", timeout=1).json()["ingest_ready"] or not ingest_ready:
+                    break
             except httpx.TransportError:
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)
         yield base
     finally:
         server.terminate()

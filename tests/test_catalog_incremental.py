@@ -193,6 +193,8 @@ def judging_step(wh: Path, work: Path, rng: random.Random, choice: str, n: int) 
 def run_sequence(tmp_path: Path, sources: list[Path], seed: int, steps: int) -> None:
     rng, wh, work = random.Random(seed), tmp_path / f"wh-{seed}", tmp_path / f"work-{seed}"
     work.mkdir()
+    if seed % 2:  # the first catalog derived from the empty one, as in a service started on a new store
+        catalog.ensure_empty_catalog(wh)
     unused, used, done = list(sources), [], []
     for n in range(steps):
         done.append(step(wh, work, rng, unused, used, n))
@@ -269,6 +271,30 @@ def test_a_catalog_opens_in_a_plain_duckdb_client_with_every_view_after_a_refres
     for view in view_names():
         con.execute(f"SELECT * FROM {view} LIMIT 1").fetchall()
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+
+
+def test_a_small_store_s_first_catalog_comes_from_the_empty_catalog_with_every_row(tmp_path, sources, refreshes):
+    """The empty catalog (every view, no events; the service builds it as it starts on a store
+    without data): the first version's catalog is derived from it instead of creating every view
+    again, and has every row a full build has."""
+    wh = tmp_path / "wh"
+    catalog.ensure_empty_catalog(wh)
+    tw.open(wh).ingest([sources[3], sources[-1]])  # DecisionBench and EntCollabBench runs
+    tw.open(wh).query("select count(*) from events")
+    (empty,) = (wh / catalog.FOLDER).glob(f"{catalog.EMPTY}-*.duckdb")
+    assert refreshes == [True]
+    assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
+    assert duckdb.connect(str(empty), read_only=True).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_a_store_past_the_empty_start_size_builds_its_first_catalog_from_scratch(tmp_path, monkeypatch, refreshes):
+    """Derived from the empty catalog, a first catalog would hold every event in memory at once."""
+    wh = tmp_path / "wh"
+    catalog.ensure_empty_catalog(wh)
+    tw.open(wh).ingest([write_native(tmp_path / "a.jsonl", [llm_call("r1", i) for i in range(3)])])
+    monkeypatch.setattr(catalog, "EMPTY_START_BYTES", 10)
+    assert tw.open(wh).query("select count(*) as n from llm_calls").tuples() == [(3,)]
+    assert refreshes == []
 
 
 def test_every_materialized_view_declares_how_it_is_refreshed():

@@ -88,3 +88,32 @@ def test_a_read_leaves_a_catalog_the_committer_is_about_to_build_to_it(tmp_path)
     assert readable_version(wh, newest) == newest  # nobody will: the reader builds it
     tracewh("sql", "-w", wh, "select 1", check=True)
     assert readable_version(wh, newest, built_soon=True) == newest  # built: read as it is
+
+
+def test_a_service_says_when_it_is_ready_to_commit_and_an_empty_store_has_its_empty_catalog_by_then(tmp_path):
+    """/health `ingest_ready`: the OTLP committer has loaded, and for a store without data built the
+    empty catalog its first commit's catalog is derived from (a readiness probe waits for this)."""
+    from test_otel import genai_run
+
+    import otel_spans as ots
+    from tracewh.queries import catalog
+
+    wh = tmp_path / "new store"
+    with serving(wh, token=TOKEN, ingest_ready=True) as base:
+        assert httpx.get(f"{base}/health").json()["ingest_ready"] is True
+        assert list((wh / catalog.FOLDER).glob(f"{catalog.EMPTY}-*.duckdb"))
+        _, spans = genai_run("ready-run", seed=5)
+        body = ots.otlp_request(spans).SerializeToString()
+        answer = httpx.post(f"{base}/v1/traces", content=body, headers=AUTH | {"Content-Type": "application/x-protobuf"})
+        assert answer.status_code == 200, answer.text
+        calls, deadline = sum(1 for s in spans if s.name.startswith("chat")), time.monotonic() + 30
+        assert calls > 0
+        while count(base) < calls:
+            assert time.monotonic() < deadline, "the spans never became queryable"
+            time.sleep(0.05)
+
+
+def test_a_service_without_a_token_is_never_ready_to_ingest(tmp_path):
+    ingest(tmp_path, tmp_path / "wh", "first", 1)
+    with serving(tmp_path / "wh") as base:
+        assert httpx.get(f"{base}/health").json()["ingest_ready"] is False
