@@ -27,7 +27,8 @@ Targets (issue #34) printed PASS/FAIL and written to bench/results/live_load.jso
 exactly once at the end (count equal, no failed export); >= 95% of the offered rate acknowledged;
 the file count bounded: in every sample of the run's second half the fullest partition holds at most
 2 x the service's compaction threshold (ServiceConfig.compact_files, 64: compaction runs when a
-partition holds more, checked every 10 s, so a partition can exceed it by one interval's commits).
+partition holds more, checked every ServiceConfig.compact_interval_seconds, 10 s, so a partition
+can exceed it by one interval's commits).
 """
 
 from __future__ import annotations
@@ -349,7 +350,7 @@ def server_phases(log: Path, t0: float) -> dict[str, Any]:
             commits.append((float(m[1]) - t0, int(m[3]), float(m[4])))
         elif m := re.match(r"([\d.]+) tracewh\.bench DEBUG (full-catalog|catalog) \S+ ([\d.]+) s", line):
             (fulls if m[2] == "full-catalog" else catalogs).append((float(m[1]) - t0, float(m[3])))
-        elif m := re.match(r"([\d.]+) tracewh\.otlp INFO compacted (\d+) data files into (\d+)", line):
+        elif m := re.match(r"([\d.]+) tracewh\.compaction INFO compacted (\d+) data files into (\d+)", line):
             compactions.append({"t": round(float(m[1]) - t0, 1), "files_before": int(m[2]), "files_after": int(m[3])})
         elif " ERROR " in line or "Traceback" in line:
             errors.append(line[:300])
@@ -440,7 +441,7 @@ def report(r: dict[str, Any]) -> None:
     print(f"server: {c['count']} commits (p50 {c['p50_s']:.2f} s, p99 {c['p99_s']:.2f} s, max {c['max_s']:.2f} s; "
           f"{c['spans_per_commit_p50']:.0f} spans each at p50), {b['count']} catalog builds (p50 {b['p50_s']:.2f} s, "
           f"p99 {b['p99_s']:.2f} s, max {b['max_s']:.2f} s), full builds at {s['full_catalog_builds']}, "
-          f"compactions {s['compactions']}")
+          f"compactions at {[x['t'] for x in s['compactions']]} s")
     print("server time by phase (whole life, all threads): " + "; ".join(
         f"{k} {v['calls']} x, {v['seconds']:.1f} s" for k, v in s["phases_whole_server_life"].items()))
     if s["errors"]:
