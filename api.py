@@ -357,18 +357,22 @@ class Warehouse:
         self.close()  # the next query sees the new commit
         return report
 
-    def optimize(self, *, when_over: int | None = None) -> dict[str, int | None] | None:
+    def optimize(self, *, when_over: int | None = None, target_bytes: int | None = None) -> dict[str, int | None] | None:
         """Compact small data files (as many small commits leave them) into few large ones, in one
         commit. Query results do not change, and nothing is vacuumed: every past version still reads.
-        `when_over`: only when some partition holds more than that many data files (else None), as
-        the OTLP receiver compacts in the background."""
+        `target_bytes`: the size files are merged up to (default 16 MB); larger files are left as
+        they are. `when_over`: only when some partition holds more than that many files smaller
+        than that (else None), as the service compacts in the background."""
+        from .warehouse.datafiles import TARGET_FILE_BYTES
+
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to optimize")
+        target = target_bytes or TARGET_FILE_BYTES
         if when_over is not None:
-            per_partition = Counter(str(Path(f).parent) for f in self.store.files())
+            per_partition = Counter(str(p.parent) for p, size in self.store.file_sizes().items() if size < target)
             if not per_partition or max(per_partition.values()) <= when_over:
                 return None
-        result = self.store.optimize()
+        result = self.store.optimize(target)
         self.close()
         return result
 

@@ -334,8 +334,9 @@ def serve(
     otlp_spool_mb: Annotated[int, typer.Option(min=1, help="OTLP requests answered and waiting to be committed, at "
                                                "most; past it POST /v1/traces answers 503 with Retry-After.")] = 256,
     compact_files: Annotated[int, typer.Option(min=2, help="Compact (as `tracewh optimize`) once a partition holds "
-                                               "more data files than this; checked after commits the service makes.")] = 64,
-    compact_every: Annotated[float, typer.Option(min=0.0, help="Seconds between two such checks.")] = 10.0,
+                                               "more files under 1 MB than this (into 1 MB files), or 8 times as many "
+                                               "under 16 MB (into 16 MB files); checked after commits the service makes.")] = 8,
+    compact_every: Annotated[float, typer.Option(min=0.0, help="Seconds between two such checks.")] = 5.0,
 ) -> None:
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os

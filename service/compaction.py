@@ -1,7 +1,17 @@
 """Background compaction for the service's committers (OTLP, labels): their many small commits
-must not pile up small files. Every `interval_s`, once a partition holds more than `files`
-data files, Warehouse.optimize merges them (same answers, every old version still readable
-within the retention docs/reliability.md states)."""
+must not pile up small files. Every `interval_s`, Warehouse.optimize merges small files in tiers,
+each only once some partition holds more than its count of files under its size:
+
+- more than `files` files under 1 MB (each commit adds one per partition it touches): merged into
+  files of up to 1 MB;
+- more than 8 x `files` files under 16 MB: merged into files of up to 16 MB.
+
+Nothing is vacuumed (every old version stays readable, docs/reliability.md), so what a compaction
+rewrites stays on disk: merging every small file into one growing file, as a single tier did,
+would write a live partition about 18 times over in 300 s if run every 5 s, and about 40 times in
+an hour at 1,000 spans/s (estimates, docs/performance.md). In tiers a byte is rewritten a few
+times at most, so the first tier can run often, which keeps a catalog derivation and every query
+reading few files (live query p99 1.68 -> 1.05 s over 300 s)."""
 
 from __future__ import annotations
 
@@ -10,17 +20,22 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ..warehouse.datafiles import TARGET_FILE_BYTES
+
 if TYPE_CHECKING:
     from ..api import Warehouse
 
 log = logging.getLogger("tracewh.compaction")
+SMALL_FILE_BYTES = 1 << 20  # the first tier's file size: about 40 s of a partition's spans at 1,000 spans/s
+LARGE_TIER = 8  # the second tier runs at this many times the first tier's count of files
 
 
 class Compactor:
     """Shared by every committer of one service: one check at a time, at most one per interval."""
 
     def __init__(self, files: int, interval_s: float):
-        self.files, self.interval_s = files, interval_s
+        self.tiers = ((files, SMALL_FILE_BYTES), (files * LARGE_TIER, TARGET_FILE_BYTES))
+        self.interval_s = interval_s
         self._lock = threading.Lock()
         self._checked = time.monotonic()
 
@@ -37,10 +52,12 @@ class Compactor:
             # one derived after the next commit too would be built in full (7-9 s at scale 1 under
             # live load, all that time holding new spans out of the reads).
             warehouse.prepare()
-            result = warehouse.optimize(when_over=self.files)
-            if result is not None:
-                warehouse.prepare()
-                log.info("compacted %d data files into %d", result["files_before"], result["files_after"])
+            for files, size in self.tiers:
+                result = warehouse.optimize(when_over=files, target_bytes=size)
+                if result is not None:
+                    warehouse.prepare()
+                    log.info("compacted %d data files into %d (files under %d MB)", result["files_before"],
+                             result["files_after"], size >> 20)
         except Exception:  # noqa: BLE001 - compaction is housekeeping: the next check tries again
             log.exception("compacting the store failed")
         finally:

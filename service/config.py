@@ -45,10 +45,12 @@ class ServiceConfig:
     # POST /v1/traces answers once a request is in the write-ahead spool (service/otlp_spool.py);
     # past this many request bytes waiting there to be committed, it answers 503 + Retry-After.
     otlp_spool_bytes: int = 256 << 20
-    # The OTLP committers compact (Warehouse.optimize) once a partition holds more than this many
-    # data files (each commit adds one per partition it touches), checking every so many seconds.
-    compact_files: int = 64
-    compact_interval_seconds: float = 10.0
+    # The committers compact (service/compaction.py) once a partition holds more than this many
+    # files under 1 MB (each commit adds one per partition it touches), or 8 x this many under
+    # 16 MB, checking every so many seconds. Few files keep a catalog derivation and every query
+    # cheap under live ingest (docs/performance.md).
+    compact_files: int = 8
+    compact_interval_seconds: float = 5.0
 
     @staticmethod
     def allowed_hosts_default() -> tuple[str, ...]:

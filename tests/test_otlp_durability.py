@@ -350,6 +350,25 @@ def test_a_full_spool_answers_503_with_retry_after_and_keeps_what_it_took(tmp_pa
 
 # -- compaction ----------------------------------------------------------------------------------
 
+def test_a_compaction_in_tiers_leaves_files_of_its_size_as_they_are(tmp_path):
+    """The service's first tier merges only files under its size: what it merged once is not
+    written again by the next one (nothing is vacuumed, so every rewrite stays on disk)."""
+    from helpers import llm_call, write_native
+
+    wh = tw.Warehouse(tmp_path / "wh")
+    for n in range(3):
+        wh.ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(3)])])
+    small = 10 * max(tw.open(wh.path).store.file_sizes().values())  # every file so far is under it
+    assert wh.optimize(when_over=3, target_bytes=small) is None  # 3 small files: not more than 3
+    assert wh.optimize(when_over=2, target_bytes=small)["files_after"] == 1
+    (merged,) = tw.open(wh.path).store.files()
+    for n in range(3, 6):
+        wh.ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(3)])])
+    assert wh.optimize(when_over=2, target_bytes=os.path.getsize(merged)) is not None  # the 3 new ones
+    assert merged in tw.open(wh.path).store.files()  # not rewritten: not under the tier's size
+    assert tw.open(wh.path).query("select count(*) as n from llm_calls").tuples() == [(18,)]
+
+
 def test_many_small_commits_are_compacted_without_changing_answers_or_old_versions(tmp_path):
     from fastapi.testclient import TestClient
 

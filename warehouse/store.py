@@ -111,6 +111,11 @@ class Store:
         """The latest version, read off the log's file names (no table load)."""
         return latest_version(self.table_path)
 
+    def file_sizes(self) -> dict[Path, int]:
+        """The latest version's data files and their sizes in bytes, as the Delta log records them."""
+        table = self.table()
+        return {} if table is None else file_sizes(table, self.table_path)
+
     def files(self, version: int | None = None) -> list[str]:
         """Absolute paths of the Parquet files that make up the store at `version`."""
         table = self.table(version)
@@ -221,17 +226,18 @@ class Store:
             actions, mode="append", schema=table.schema(), partition_by=list(PARTITION_COLUMNS),
             commit_properties=CommitProperties(custom_metadata=metadata))
 
-    def optimize(self) -> dict[str, int | None]:
-        """Compact each partition's small files into files of up to TARGET_FILE_BYTES, in one commit
-        under the writer lock. Rows and values stay as they were, so every query answers as before.
-        Nothing is vacuumed: the replaced files stay on disk for the versions that list them
-        (`--as-of`), and remove_orphans keeps them, as every commit of the log references them."""
+    def optimize(self, target_bytes: int = TARGET_FILE_BYTES) -> dict[str, int | None]:
+        """Compact each partition's files smaller than `target_bytes` into files of up to that size,
+        in one commit under the writer lock. Rows and values stay as they were, so every query
+        answers as before. Nothing is vacuumed: the replaced files stay on disk for the versions
+        that list them (`--as-of`), and remove_orphans keeps them, as every commit of the log
+        references them."""
         with self.lock():
             table = self.table()
             if table is None:
                 return {"files_before": 0, "files_after": 0, "version": None}
             before = len(data_files(table, self.table_path))
-            metrics = table.optimize.compact(target_size=TARGET_FILE_BYTES, writer_properties=_writer_properties(),
+            metrics = table.optimize.compact(target_size=target_bytes, writer_properties=_writer_properties(),
                                              commit_properties=CommitProperties(custom_metadata={META + "operation": "optimize"}))
             return {"files_before": before, "files_after": before - metrics["numFilesRemoved"] + metrics["numFilesAdded"],
                     "version": self.version()}
