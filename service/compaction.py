@@ -56,8 +56,9 @@ class Compactor:
                 result = warehouse.optimize(when_over=files, target_bytes=size)
                 if result is not None:
                     warehouse.prepare()
-                    log.info("compacted %d data files into %d (files under %d MB)", result["files_before"],
-                             result["files_after"], size >> 20)
+                    if result["files_after"] != result["files_before"]:  # small files that fit no merge: nothing
+                        log.info("compacted %d data files into %d (files under %d MB)", result["files_before"],
+                                 result["files_after"], size >> 20)
         except Exception:  # noqa: BLE001 - compaction is housekeeping: the next check tries again
             log.exception("compacting the store failed")
         finally:
