@@ -30,8 +30,8 @@ import hashlib
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 
@@ -97,20 +97,27 @@ def ensure_catalog(root: Path, version: int, files: Callable[[], list[str]]) -> 
         raise CatalogUnavailable(f"DuckDB cannot open a database file under {root}")
     if path.exists():
         return path
+    with _build_lock(path.parent):
+        if not path.exists():
+            listed = files()
+            older = _older_catalog(path.parent, _identity(root), version) or _empty_catalog(path.parent, listed)
+            _build(path, listed, older)
+            _remove_stale(path.parent, _identity(root), keep=path)
+    return path
+
+
+@contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """The catalog folder's build lock held: one builder at a time, the others find the catalog
+    built. Read-only media or a full disk (DuckDB's own writes fail with its IO or fatal error)
+    raise CatalogUnavailable: the catalog is a cache, queries go on without it."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.parent / ".build.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; the others find it built
-            if not path.exists():
-                listed = files()
-                older = _older_catalog(path.parent, _identity(root), version) or _empty_catalog(path.parent, listed)
-                _build(path, listed, older)
-                _remove_stale(path.parent, _identity(root), keep=path)
-    # read-only media, a full disk (DuckDB's own writes fail with its IO or fatal error): the
-    # catalog is a cache, queries go on without it
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".build.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
     except (OSError, duckdb.IOException, duckdb.FatalException) as e:
         raise CatalogUnavailable(str(e)) from None
-    return path
 
 
 def ensure_empty_catalog(root: Path) -> None:
@@ -121,18 +128,13 @@ def ensure_empty_catalog(root: Path) -> None:
     path = _empty_path(folder)
     if path.exists():
         return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / ".build.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not path.exists():
-                _build(path, [])
-            for stale in folder.glob(f"{EMPTY}-*.duckdb"):
-                if stale != path:
-                    with suppress(FileNotFoundError):
-                        stale.unlink()
-    except (OSError, duckdb.IOException, duckdb.FatalException) as e:
-        raise CatalogUnavailable(str(e)) from None
+    with _build_lock(folder):
+        if not path.exists():
+            _build(path, [])
+        for stale in folder.glob(f"{EMPTY}-*.duckdb"):  # of other views
+            if stale != path:
+                with suppress(FileNotFoundError):
+                    stale.unlink()
 
 
 def _empty_catalog(folder: Path, files: list[str]) -> Path | None:
