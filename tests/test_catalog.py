@@ -96,6 +96,18 @@ def forget_views() -> None:
         cached.cache_clear()
 
 
+def test_a_store_that_cannot_keep_a_catalog_still_answers(tmp_path):
+    """The catalog is a cache: where its folder cannot be made (here a file is in the way, as
+    read-only media or a full disk would refuse it), queries make their views in memory."""
+    wh = tmp_path / "wh"
+    ingest(wh, "a.jsonl", [llm_call("r1", i) for i in range(3)])
+    shutil.rmtree(wh / catalog.FOLDER, ignore_errors=True)
+    (wh / catalog.FOLDER).write_text("not a folder")
+    assert count(wh) == 3
+    with pytest.raises(catalog.CatalogUnavailable):
+        catalog.ensure_empty_catalog(wh)
+
+
 def test_editing_a_view_file_changes_the_answer(tmp_path, views_copy):
     wh = tmp_path / "wh"
     ingest(wh, "s.jsonl", [score("r1", 0, 0.25), score("r1", 1, 0.5)])
