@@ -50,8 +50,11 @@ def duckdb_store(store):
 def spark(store):
     from pyspark.sql import SparkSession
 
+    # 2 GB of heap: at Spark's default of 1 GB, CI once saw the JVM die mid-query (Spark ends the
+    # driver's JVM on an executor's fatal error in local mode), failing the run on a headline view.
     session = (SparkSession.builder.master("local[2]").appName("tracewh-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.memory", "2g").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     script = tracewh("views", "--sql", "--dialect", "spark", "-w", store, check=True).out
