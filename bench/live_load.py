@@ -15,7 +15,9 @@
   sender starts a new run (tracewh.run_id) every `--run-seconds`, as a fleet of agents running
   short benchmark runs would.
 - Readers: `--clients` threads, each in a closed loop over POST /sql, cycling through QUERIES
-  (headline views of all three benchmarks, the run list, a count over every LLM call).
+  (headline views of all three benchmarks, the run list, a count over every LLM call). The
+  service keeps answers per store version (queries/result_cache.py): a client repeating a query
+  before the next commit reads it from there; `--result-cache-mb 0` runs every query.
 - Export to queryable: every export call that got a 200 is probed by a separate thread, which
   asks POST /sql about the call's last span id about 10 times a second; the latency is from the
   export call to the answer of the first POST /sql that counts the span.
@@ -266,11 +268,12 @@ def prepare(scale: float, work: Path) -> tuple[Path, dict[str, Any]]:
     return warehouse, {"scale": scale, "events_before": events, "catalog_build_s": time.perf_counter() - started}
 
 
-def start_server(warehouse: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(warehouse: Path, log: Path, cache_mb: int) -> tuple[subprocess.Popen, str]:
     from serving import free_port
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, "serve", "--port", str(port), "-w", str(warehouse)],
+    server = subprocess.Popen([sys.executable, "-c", SERVER, "serve", "--port", str(port), "-w", str(warehouse),
+                               "--result-cache-mb", str(cache_mb)],
                               env=os.environ | {"TRACEWH_SERVICE_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
                               stderr=open(log, "wb"))  # noqa: SIM115 - the child holds it
     base = f"http://127.0.0.1:{port}"
@@ -458,6 +461,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8, help="query clients (closed loop)")
     parser.add_argument("--run-seconds", type=float, default=60.0, help="each sender starts a new run this often")
     parser.add_argument("--scale", type=float, default=1.0, help="the benchmark store's scale (bench/catalog_refresh.py)")
+    parser.add_argument("--result-cache-mb", type=int, default=64,
+                        help="the service's answers kept per store version (`serve --result-cache-mb`; 0: none)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "live_load.json", help="where the results go")
     args = parser.parse_args()
     if ots.MISSING:
@@ -465,7 +470,7 @@ def main() -> None:
     work = ROOT / "work" / "live"
     warehouse, store = prepare(args.scale, work)
     print(f"store: {store['events_before']:,} events, catalog built in {store['catalog_build_s']:.1f} s", flush=True)
-    server, base = start_server(warehouse, work / "server.log")
+    server, base = start_server(warehouse, work / "server.log", args.result_cache_mb)
     try:
         warm_up(base)
         load_before, tag = os.getloadavg()[0], f"{time.time_ns():x}"
@@ -475,7 +480,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=60)
     result = {"seconds": args.seconds, "rate": args.rate, "senders": args.senders, "clients": args.clients,
-              "run_seconds": args.run_seconds, "store": store, "load_average_before": load_before,
+              "run_seconds": args.run_seconds, "result_cache_mb": args.result_cache_mb, "store": store, "load_average_before": load_before,
               "load_average_after": load_after, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
               "queries_run": QUERIES}
     result |= figures(run, args, server_phases(work / "server.log", run["t0"]))

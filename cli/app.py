@@ -337,6 +337,9 @@ def serve(
                                                "more files under 1 MB than this (into 1 MB files), or 8 times as many "
                                                "under 16 MB (into 16 MB files); checked after commits the service makes.")] = 8,
     compact_every: Annotated[float, typer.Option(min=0.0, help="Seconds between two such checks.")] = 5.0,
+    result_cache_mb: Annotated[int, typer.Option(min=0, help="Memory for answers kept per store version: a query "
+                                                 "repeated before the next commit is answered without running again "
+                                                 "(0: keep none).")] = 64,
 ) -> None:
     """Serve the store over HTTP: views, read-only SQL, runs and traces; ingest behind a token. OpenAPI at /docs."""
     import os
@@ -351,7 +354,7 @@ def serve(
                            max_upload_mb << 20, max_response_mb << 20, allowed_hosts=hosts, public_read=public_read,
                            query_process_memory=query_process_mb << 20, query_temp_bytes=spill_mb << 20,
                            otlp_spool_bytes=otlp_spool_mb << 20, compact_files=compact_files,
-                           compact_interval_seconds=compact_every)
+                           compact_interval_seconds=compact_every, result_cache_bytes=result_cache_mb << 20)
     run(create_app(config), host, port, header_timeout, max_connections)
 
 

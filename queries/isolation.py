@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -51,6 +52,7 @@ from typing import Any
 
 from .. import errors
 from ..errors import QueryError, QueryTimeout, TracewhError
+from . import result_cache
 from .engine import EngineSpec, Limits, QueryEngine, QueryResult, Spill
 
 POLL_S = 0.02  # how often a running query's memory is read
@@ -95,9 +97,11 @@ class QueryWorkers:
     server's own engines may spill together, shared equally, in a folder of their own under the
     system's temporary directory, which `close()` removes."""
 
-    def __init__(self, workers: int, process_memory: int, spill_bytes: int | None = None, grace_s: float = GRACE_S):
+    def __init__(self, workers: int, process_memory: int, spill_bytes: int | None = None, grace_s: float = GRACE_S,
+                 cache_bytes: int = result_cache.MAX_BYTES):
         self.workers, self.process_memory, self.spill_bytes = workers, process_memory, spill_bytes
         self.grace_s = grace_s
+        self.cache = result_cache.ResultCache(cache_bytes)  # answers per store version (queries/result_cache.py)
         self._idle: queue.LifoQueue[Worker | None] = queue.LifoQueue()  # the warmest first: its engines are open
         for _ in range(workers):
             self._idle.put(None)  # a slot whose worker starts when a query first needs it
@@ -134,7 +138,13 @@ class QueryWorkers:
         return None if self.spill_bytes is None else self.spill_bytes // (self.workers + 1)
 
     def execute(self, spec: EngineSpec, query: str, params: list | None, limits: Limits) -> QueryResult:
-        """`query` on the engine `spec` opens, in a worker, within `limits` and the memory ceiling."""
+        """`query` on the engine `spec` opens, in a worker, within `limits` and the memory ceiling; a
+        repeat on the same engine answered from the cache."""
+        key = _cache_key(spec, query, params, limits)
+        return _result(*self.cache.answer(key, lambda: self._run(spec, query, params, limits)))
+
+    def _run(self, spec: EngineSpec, query: str, params: list | None, limits: Limits) -> result_cache.Answer:
+        """The worker's answer header and rows (Arrow IPC) for `query`."""
         worker, answered = self._idle.get(), False
         try:
             if worker is not None and not worker.alive():  # died idle (the OOM killer, an operator's kill)
@@ -152,7 +162,7 @@ class QueryWorkers:
                 worker.kill()  # killed, or stopped mid-answer: a worker in an unknown state is never reused
                 worker = self._replacement()
             self._idle.put(worker)
-        return _result(header, payload)
+        return header, payload
 
     def _wait(self, worker: Worker, seconds: float | None) -> Any:
         """The worker's answer header, once it comes; the worker is killed past the memory ceiling
@@ -213,6 +223,23 @@ def _remove_orphans(temporary: Path) -> None:
         pid = folder.name[len(SPILL_PREFIX):].split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cache_key(spec: EngineSpec, query: str, params: list | None, limits: Limits) -> Hashable | None:
+    """What makes two queries' answers the same: the engine (the store version's catalog and files,
+    its settings), the text, the parameters and the limits; None when the answer may differ anyway.
+    The catalog's file counts by its inode and time too: a store removed and made again at the same
+    path has versions of the same numbers."""
+    try:
+        made = None
+        if spec.catalog is not None:
+            stat = os.stat(spec.catalog)
+            made = (stat.st_ino, stat.st_mtime_ns)
+        key = (spec, made, query, tuple(params or ()), limits.rows, limits.seconds, limits.bytes)
+        hash(key)
+    except (OSError, TypeError):  # no catalog file any more; a list or dict among the parameters
+        return None
+    return key if result_cache.repeatable(query) else None
 
 
 def _await_ready(worker: Worker) -> None:

@@ -85,8 +85,10 @@ def create_app(config: ServiceConfig) -> FastAPI:
             wh.close()
 
     # Kept open between requests; queries run in worker processes with a memory ceiling (queries/isolation.py).
-    workers = QueryWorkers(config.running_queries, config.query_process_memory, config.query_temp_bytes)
+    workers = QueryWorkers(config.running_queries, config.query_process_memory, config.query_temp_bytes,
+                           cache_bytes=config.result_cache_bytes)
     readers = Readers(root, config.query_memory, keep=config.running_queries, isolation=workers)
+    app.state.query_workers = workers
     app.router.on_startup.append(workers.start)
     app.router.on_shutdown.append(readers.close)
 

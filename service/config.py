@@ -32,6 +32,8 @@ class ServiceConfig:
     # 4 x 1 GB + the server's own ~200 MB is the most the service holds.
     query_process_memory: int = 1 << 30
     query_temp_bytes: int = 1 << 30  # the most all queries together may spill to disk
+    # Answers kept per store version, so a repeated query is not run again (queries/result_cache.py); 0: none.
+    result_cache_bytes: int = 64 << 20
     running_queries: int = 4  # at once; more wait ...
     # ... up to this many (waiting holds no thread), the rest get 503 + Retry-After, as do those
     # that wait longer than query_seconds. 32 turned 50 clients of cheap queries into 503s.

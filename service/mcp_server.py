@@ -211,7 +211,8 @@ def serve_stdio(config: ServiceConfig, allow_labels: bool = False) -> None:
 
     root = resolve_root(config.warehouse)
     gate = QueryGate(config.running_queries, config.waiting_queries, config.query_seconds)
-    workers = QueryWorkers(config.running_queries, config.query_process_memory, config.query_temp_bytes)
+    workers = QueryWorkers(config.running_queries, config.query_process_memory, config.query_temp_bytes,
+                           cache_bytes=config.result_cache_bytes)
     readers = Readers(root, config.query_memory, keep=config.running_queries, isolation=workers)
 
     async def reading(work: Callable[[Warehouse], T]) -> T:
