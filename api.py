@@ -202,7 +202,7 @@ class Warehouse:
         `dialect`, at most `limit` rows and `max_bytes` bytes, stopped after `timeout_s`. The
         QueryResult reads like a DuckDB relation: `.arrow()`, `.pl()`, `.df()`, `.fetchall()`,
         plus `.truncated`. `arrow=False` fetches Python tuples first (what a terminal needs)."""
-        from .queries.guard import prepare_query
+        from .queries.guard import prepare_query, prepare_query_again
 
         if as_of is not None and as_of != self.pinned:
             with self._pinned(as_of) as then:
@@ -214,7 +214,7 @@ class Warehouse:
             with parsing_with(self.engine.con):
                 prepared = prepare_query(text, dialect, service=self.sandbox)
         else:  # the query runs in a worker: parsed on this thread's own parser, no connection to the version opened
-            prepared = prepare_query(text, dialect, service=self.sandbox)
+            prepared = prepare_query_again(text, dialect, service=self.sandbox)
         return self.engine.execute(prepared.sql, None, Limits(limit, timeout_s, max_bytes, arrow, prepared.tables))
 
     def views(self) -> list[ViewInfo]:

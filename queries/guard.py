@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+import functools
 from functools import cache
 
 from ..errors import QueryError
@@ -76,6 +77,24 @@ def prepare_query(text: str, dialect: str = "duckdb", service: bool = False) -> 
     if service:
         check_store_only(tree)
     return Prepared(prefix + _spell(tree), frozenset(tree.tables()), duckdb_text)
+
+
+MEMO_TEXT_CHARS = 16_384  # queries up to this long are remembered once checked (prepare_query_again)
+
+
+@functools.lru_cache(maxsize=256)
+def _prepared_before(text: str, dialect: str, service: bool) -> Prepared:
+    return prepare_query(text, dialect, service)
+
+
+def prepare_query_again(text: str, dialect: str = "duckdb", service: bool = False) -> Prepared:
+    """prepare_query, remembered for the last few hundred texts: what it returns depends on the text,
+    the dialect and the store's relation names only, all fixed for a process (the service's
+    clients repeat the same queries; parsing and regenerating is most of a cached answer's time).
+    Refusals are not remembered: they raise every time."""
+    if len(text) > MEMO_TEXT_CHARS:
+        return prepare_query(text, dialect, service)
+    return _prepared_before(text, dialect, service)
 
 
 def _check_text(text: str) -> None:

@@ -118,3 +118,18 @@ def test_view_script_reads_the_store_where_the_engine_sees_it(wh):
     assert "FROM delta.`s3://lab/tracewh/events`;" in out  # not mangled into a local path
     local = tracewh("views", "--sql", "--dialect", "spark", "-w", wh, check=True).out
     assert f"FROM parquet.`{Path(wh).absolute() / 'events'}`;" in local
+
+
+def test_the_service_remembers_a_checked_query_and_never_a_refusal():
+    """The service's clients repeat their queries: a text checked once is not parsed again
+    (guard.prepare_query_again), and a refused one is refused every time."""
+    from tracewh.queries.guard import MEMO_TEXT_CHARS, prepare_query_again
+
+    checked = prepare_query_again("select count(*) from runs", service=True)
+    assert prepare_query_again("select count(*) from runs", service=True) is checked
+    assert checked == prepare_query("select count(*) from runs", service=True)
+    for _ in range(2):
+        with pytest.raises(QueryError, match="refused"):
+            prepare_query_again("select * from read_csv('/etc/passwd')", service=True)
+    long = "select 1" + " " * MEMO_TEXT_CHARS
+    assert prepare_query_again(long, service=True) is not prepare_query_again(long, service=True)
