@@ -23,8 +23,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-import functools
-from functools import cache
+from functools import cache, lru_cache
 
 from ..errors import QueryError
 from .parse import NotASelect, Tree, did_you_mean, parse, regenerate, statement_kinds
@@ -82,7 +81,7 @@ def prepare_query(text: str, dialect: str = "duckdb", service: bool = False) -> 
 MEMO_TEXT_CHARS = 16_384  # queries up to this long are remembered once checked (prepare_query_again)
 
 
-@functools.lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _prepared_before(text: str, dialect: str, service: bool) -> Prepared:
     return prepare_query(text, dialect, service)
 
