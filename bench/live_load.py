@@ -480,8 +480,8 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=60)
     result = {"seconds": args.seconds, "rate": args.rate, "senders": args.senders, "clients": args.clients,
-              "run_seconds": args.run_seconds, "result_cache_mb": args.result_cache_mb, "store": store, "load_average_before": load_before,
-              "load_average_after": load_after, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+              "run_seconds": args.run_seconds, "result_cache_mb": args.result_cache_mb, "store": store,
+              "load_average_before": load_before, "load_average_after": load_after, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
               "queries_run": QUERIES}
     result |= figures(run, args, server_phases(work / "server.log", run["t0"]))
     result["pass"] = verdicts(result, args)

@@ -230,6 +230,8 @@ def _cache_key(spec: EngineSpec, query: str, params: list | None, limits: Limits
     its settings), the text, the parameters and the limits; None when the answer may differ anyway.
     The catalog's file counts by its inode and time too: a store removed and made again at the same
     path has versions of the same numbers."""
+    if not result_cache.repeatable(query):
+        return None
     try:
         made = None
         if spec.catalog is not None:
@@ -239,7 +241,7 @@ def _cache_key(spec: EngineSpec, query: str, params: list | None, limits: Limits
         hash(key)
     except (OSError, TypeError):  # no catalog file any more; a list or dict among the parameters
         return None
-    return key if result_cache.repeatable(query) else None
+    return key
 
 
 def _await_ready(worker: Worker) -> None:

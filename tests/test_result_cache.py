@@ -17,13 +17,18 @@ from tracewh.service.app import create_app
 from tracewh.service.config import ServiceConfig
 
 
-@pytest.fixture
-def served(tmp_path) -> tuple[TestClient, Path, list[Path]]:
-    """The service over a store holding the first demo run; the other runs, for later commits."""
+def serve(tmp_path: Path, **config) -> tuple[TestClient, Path, list[Path]]:
+    """The service (`config`: ServiceConfig's) over a store holding the first demo run; the other
+    runs, for later commits."""
     runs = write_demo_runs(tmp_path / "runs", tasks=2)
     wh = tw.open(tmp_path / "wh")
     wh.ingest(runs[:1])
-    return TestClient(create_app(ServiceConfig(wh.path)), base_url="http://127.0.0.1"), wh.path, runs[1:]
+    return TestClient(create_app(ServiceConfig(wh.path, **config)), base_url="http://127.0.0.1"), wh.path, runs[1:]
+
+
+@pytest.fixture
+def served(tmp_path) -> tuple[TestClient, Path, list[Path]]:
+    return serve(tmp_path)
 
 
 def sql(client: TestClient, query: str) -> list[dict]:
@@ -60,10 +65,7 @@ def test_an_error_is_not_kept(served):
 
 
 def test_a_service_without_a_cache_runs_every_query(tmp_path):
-    runs = write_demo_runs(tmp_path / "runs", tasks=2)
-    wh = tw.open(tmp_path / "wh")
-    wh.ingest(runs[:1])
-    client = TestClient(create_app(ServiceConfig(wh.path, result_cache_bytes=0)), base_url="http://127.0.0.1")
+    client, _, _ = serve(tmp_path, result_cache_bytes=0)
     for _ in range(2):
         sql(client, "select count(*) as n from runs")
     cache = client.app.state.query_workers.cache
