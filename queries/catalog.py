@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -41,6 +43,7 @@ from ..version import __version__
 from ..warehouse.sqltext import literal, literal_list
 from .registry import QUERIES_DIR, ViewDef, load_views
 
+log = logging.getLogger("tracewh.catalog")
 FOLDER = "_catalog"
 # `events` hides events a later one supersedes; in a version where nothing is superseded it is
 # events_raw itself, and a count over it then reads only the files' footers.
@@ -202,11 +205,16 @@ def _build(path: Path, files: list[str], older: Path | None = None) -> None:
     """Write the catalog to a private file, then publish it by an atomic rename. From `older` when
     that catalog can be brought up to `files` (refresh), else from scratch."""
     building = path.with_name(f".building-{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
+    started = time.monotonic()
     try:
-        if older is None or not _refreshed(building, older, files):
+        if older is not None and _refreshed(building, older, files):
+            how = f"derived from {older.name}"
+        else:
             _discard(building)
             _build_full(building, files)
+            how = "built from scratch"
         os.replace(building, path)  # readers see the whole file or none
+        log.debug("catalog %s %s in %.3f s", path.name, how, time.monotonic() - started)
     finally:
         _discard(building)
 
