@@ -37,6 +37,7 @@ from fastapi import HTTPException
 from ..errors import BadInputError, QualityError, UsageError
 from ..warehouse.wal import RequestLog
 from .compaction import Compactor
+from .priority import yield_cpu
 
 if TYPE_CHECKING:
     from ..api import Warehouse
@@ -143,7 +144,7 @@ class LabelSpool:
     def _run(self) -> None:
         from ..api import Warehouse
 
-        background()
+        yield_cpu()  # a person waiting for the next item comes before the commit that makes their last label queryable
         warehouse = Warehouse(self.root)  # kept: it follows the store to each new version
         while True:
             group = [self.waiting.get()]
@@ -183,13 +184,6 @@ class LabelSpool:
         with open(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as out:
             out.write(lines)
         log.error("acknowledged labels were refused at commit and kept in %s: %s", kept, error)
-
-
-def background() -> None:
-    """Lower this thread's CPU priority (and that of the DuckDB threads it starts): a person waiting
-    for the next item comes before the commit that makes their last label queryable."""
-    with suppress(OSError, AttributeError):  # not Linux: threads keep the process's priority
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _key(event: dict[str, Any]) -> Key:
