@@ -283,7 +283,7 @@ def main() -> None:
     """A worker process's entry point: `python -c WORKER_MAIN <socket fd> <server pid> <spill folder> <spill bytes>`."""
     fd, server, folder, share = sys.argv[1:5]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the server's terminal is the server's to handle
-    threading.Thread(target=_end_with_server, args=(int(server),), daemon=True).start()
+    threading.Thread(target=end_with_server, args=(int(server),), daemon=True).start()
     import pyarrow  # noqa: F401 - every answer needs it: imported before the worker says it is ready
 
     conn = Connection(int(fd))
@@ -291,9 +291,10 @@ def main() -> None:
     serve(conn, Spill(Path(folder), int(share) if share else None))
 
 
-def _end_with_server(server: int) -> None:
+def end_with_server(server: int) -> None:
     """Mid-query the socket is not read, so a worker whose server was killed (kill -9) would run
-    on to its time limit, or past it in one huge call: it checks for its server instead."""
+    on to its time limit, or past it in one huge call: it checks for its server instead (so does
+    the OTLP commit process, service/commit_process.py)."""
     while os.getppid() == server:
         time.sleep(0.5)
     os._exit(1)

@@ -102,7 +102,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
 
     @app.get("/health")
     async def health() -> dict[str, Any]:  # no thread, no store opened: fast while queries queue
-        # ingest_ready: the OTLP committer has loaded (1.5-2.5 s after the start), so a request is
+        # ingest_ready: the OTLP commit process has loaded (about 1 s after the start), so a request is
         # committed at once; one sent before waits for it (a deployment's readiness probe waits instead)
         return {"status": "ok", "tracewh_version": __version__, "store_version": latest_version(root / "events"),
                 "ingest_ready": app.state.otlp_committer.ready.is_set()}

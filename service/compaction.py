@@ -24,6 +24,7 @@ from ..warehouse.datafiles import TARGET_FILE_BYTES
 
 if TYPE_CHECKING:
     from ..api import Warehouse
+    from .commit_process import CommitProcess
 
 log = logging.getLogger("tracewh.compaction")
 SMALL_FILE_BYTES = 1 << 20  # the first tier's file size: about 40 s of a partition's spans at 1,000 spans/s
@@ -39,7 +40,8 @@ class Compactor:
         self._lock = threading.Lock()
         self._checked = time.monotonic()
 
-    def compact_if_due(self, warehouse: Warehouse) -> None:
+    def compact_if_due(self, warehouse: Warehouse | CommitProcess) -> None:
+        """`warehouse`: the store, or the OTLP committer's process working on it (the same calls)."""
         if not self._lock.acquire(blocking=False):
             return  # another committer is at it
         try:

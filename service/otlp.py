@@ -54,6 +54,9 @@ def install_otlp(app: FastAPI, config: ServiceConfig, compactor: Compactor) -> N
     """Add POST /v1/traces to the service's app."""
     committer = Committer(resolve_root(config.warehouse), max_bytes=config.otlp_spool_bytes, compactor=compactor)
     committer.start(ingest=bool(config.token))  # and what a killed or stopped service spooled is committed first
+    if config.token:  # once it serves (uvicorn runs the startup hooks; an app only made, as in tests, does not)
+        app.router.on_startup.append(committer.preload)
+    app.router.on_shutdown.append(committer.close)
     app.state.otlp_committer = committer
     limit = min(MAX_BODY_BYTES, config.max_upload_bytes)
 

@@ -1,9 +1,11 @@
-"""The OTLP receiver's write-ahead spool and the threads that commit it (service/otlp.py).
+"""The OTLP receiver's write-ahead spool and the thread that commits it (service/otlp.py).
 
 A request the receiver has validated is appended to WAREHOUSE/_spool/otlp/ (warehouse/wal.py:
-written and fsynced, concurrent requests sharing one fsync) and answered 200 then; committer
-threads take what waits, in groups, and commit each group as one batch (Warehouse.ingest_otlp),
-then build the new version's view catalog (one build for two commits when requests already wait).
+written and fsynced, concurrent requests sharing one fsync) and answered 200 then; the committer
+thread takes what waits, in groups, commits each group as one batch (Warehouse.ingest_otlp),
+then builds the new version's view catalog (one build for two commits when requests already wait).
+The store's work (the commit, the catalog, compaction) runs in a process of its own
+(service/commit_process.py): in the server's process, answering requests slowed it through the GIL.
 A spool segment is deleted only once every record in it is committed (the Delta commit file
 written), so a process killed between a 200 and its commit commits the record when the service
 starts again. Exactly once: event ids derive from trace and span ids, so a record committed
@@ -15,7 +17,7 @@ pipeline refuses outright (the receiver ran the same checks before answering, so
 happen) is kept in _spool/otlp/refused/ and logged as an error: nothing acknowledged is dropped
 silently. Other errors (disk full, a lock) leave the group in the spool and are retried.
 
-The committers also compact (service/compaction.py): once a partition holds more than the
+The committer also compacts (service/compaction.py): once a partition holds more than the
 service's `compact_files` data files, Warehouse.optimize merges them (same answers, every old
 version still readable).
 """
@@ -32,12 +34,12 @@ import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fastapi import HTTPException
 
 from ..errors import BadInputError, QualityError, UsageError
 from ..warehouse.wal import RequestLog
+from .commit_process import CommitProcess
 from .compaction import Compactor
 
 log = logging.getLogger("tracewh.otlp")
@@ -45,9 +47,8 @@ SPOOL = Path("_spool") / "otlp"  # inside the store folder; nothing that lists d
 PAYLOAD_HEADER = struct.Struct("<?I")  # sent as JSON, span count; then the request as the pipeline reads it
 LINGER_S = 0.02  # how long a group waits for more requests after its first arrived
 # One committer: with the answer no longer waiting for the commit, a second one only split the
-# waiting requests into smaller groups and took the GIL from the request path (one default SDK
-# exporter: 2,400-2,500 spans/s to queryable with one, 1,950 with two; 4 senders: the same).
-WORKERS = 1
+# waiting requests into smaller groups (one default SDK exporter: 2,400-2,500 spans/s to
+# queryable with one, 1,950 with two; 4 senders: the same).
 MAX_GROUP_SPANS = 50_000  # spans in one commit at most
 RETRY_AFTER_S = 1
 RETRY_COMMIT_S = 1.0  # a commit that failed for another reason than its data is tried again after this
@@ -63,21 +64,21 @@ class Spooled:
 
 
 class Committer:
-    """The spool of the store at `root` and its committer threads. `max_bytes`: request bytes the
+    """The spool of the store at `root` and its committer thread. `max_bytes`: request bytes the
     spool holds waiting at most (past it, 503 + Retry-After). A commit's fixed cost (gate, Delta
     log, a file per partition) is paid once per group, not once per request."""
 
     def __init__(self, root: Path, *, max_bytes: int, compactor: Compactor,
-                 linger_s: float = LINGER_S, max_group_spans: int = MAX_GROUP_SPANS, workers: int = WORKERS):
+                 linger_s: float = LINGER_S, max_group_spans: int = MAX_GROUP_SPANS):
         self.root, self.folder, self.max_bytes, self.compactor = root, root / SPOOL, max_bytes, compactor
-        self.linger_s, self.max_group_spans, self.workers = linger_s, max_group_spans, workers
+        self.linger_s, self.max_group_spans = linger_s, max_group_spans
         self.waiting: queue.Queue[Spooled] = queue.Queue()
         self._spool: RequestLog | None = None
-        self._lock = threading.Lock()  # opening the spool, starting threads
-        self._group_lock = threading.Lock()  # one worker gathers a group at a time
-        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()  # opening the spool, starting the thread
+        self._thread: threading.Thread | None = None
         self._catalog_due = False  # a commit of this committer whose catalog it has not built yet
-        self.ready = threading.Event()  # the committer is loaded: a request is committed without waiting for it
+        self.process = CommitProcess(root)
+        self.ready = threading.Event()  # its process is loaded: a request is committed without waiting for it
 
     def building_soon(self) -> bool:
         """Whether the committer will build the newest version's catalog in a moment (Readers)."""
@@ -85,13 +86,11 @@ class Committer:
 
     def start(self, ingest: bool) -> None:
         """Commit what an earlier process spooled and did not commit (killed, or stopped before it
-        could): at start, in the background. With `ingest` (the service has a token) the committers
-        start now, so the first request does not wait for them to load (1.4 s here); without, and
-        without a spool, nothing is started or opened."""
+        could): at start, in the background. With `ingest` (the service has a token) the committer
+        starts now; without, and without a spool, nothing is started or opened."""
         if ingest:
             self._empty_catalog()
-            _load_conversions()
-            self._start_threads()
+            self._start_thread()
         if not self.folder.is_dir():
             return
         try:
@@ -104,7 +103,24 @@ class Committer:
             self.waiting.put(Spooled(payload[PAYLOAD_HEADER.size:], spans, as_json, segment))
         if not self.waiting.empty():
             log.info("committing %d OTLP requests spooled before the service last stopped", self.waiting.qsize())
-            self._start_threads()
+            self._start_thread()
+
+    def preload(self) -> None:
+        """Start the commit process now, in the background, so that the first request does not wait
+        for its imports (1-1.5 s): when the service starts serving (the app's startup), not when an
+        app is only made."""
+        threading.Thread(target=self._load, daemon=True, name="tracewh-otlp-commit-process-start").start()
+
+    def _load(self) -> None:
+        try:
+            self.process.start()
+            self.ready.set()
+        except RuntimeError:
+            log.exception("starting the OTLP commit process failed; the first commit starts it again")
+
+    def close(self) -> None:
+        """End the commit process (the service stopping): what is spooled and not committed stays spooled."""
+        self.process.close()
 
     def _empty_catalog(self) -> None:
         """A store without data yet: its empty catalog built now, before the first request, so that
@@ -131,7 +147,7 @@ class Committer:
                                 headers={"Retry-After": str(RETRY_AFTER_S)})
         segment = spool.append(PAYLOAD_HEADER.pack(as_json, spans) + body)
         self.waiting.put(Spooled(body, spans, as_json, segment))
-        self._start_threads()
+        self._start_thread()
 
     def _open(self) -> RequestLog:
         with self._lock:
@@ -139,41 +155,34 @@ class Committer:
                 self._spool = RequestLog(self.folder)
             return self._spool
 
-    def _start_threads(self) -> None:
+    def _start_thread(self) -> None:
         with self._lock:
-            while len(self._threads) < self.workers:
-                self._threads.append(threading.Thread(target=self._run, daemon=True,
-                                                      name=f"tracewh-otlp-committer-{len(self._threads)}"))
-                self._threads[-1].start()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="tracewh-otlp-committer")
+                self._thread.start()
 
     def _run(self) -> None:
-        from ..api import Warehouse
-        from ..ingest import pipeline  # noqa: F401 - loaded now, not by the first request's commit
-        from ..ingest.adapters.otel import events  # noqa: F401
-        from ..ingest.prices import PriceRegistry
-
-        warehouse, prices = Warehouse(self.root), PriceRegistry.load()  # kept: the store caches stored ids
-        self.ready.set()
         while True:
-            with self._group_lock:
-                group = self._next_group()
+            group = self._next_group()
             deferred = self._catalog_due  # the last cycle left its catalog to this one
             self._catalog_due = True
             for as_json in (False, True):  # exporters send one encoding: a group rarely holds both
                 if same := [r for r in group if r.json == as_json]:
-                    self._commit(warehouse, prices, same, as_json)
+                    self._commit(same, as_json)
             # Requests waiting already: commit them first and build one catalog for both commits
             # (one exporter's last requests were queryable a catalog build sooner), but never
             # twice in a row, so that a steady stream does not keep new spans out of the reads.
             if deferred or self.waiting.empty():
-                self._prepare(warehouse)
-            self.compactor.compact_if_due(warehouse)
+                self._prepare()
+            self.compactor.compact_if_due(self.process)
 
-    def _prepare(self, warehouse: Any) -> None:
+    def _prepare(self) -> None:
         """The newest version's catalog built: the service's reads open the newest version whose
         catalog is built. A failure leaves the build to the first read that needs it."""
+        started = time.monotonic()
         try:
-            warehouse.prepare()
+            self.process.prepare()
+            log.debug("built the newest version's catalog in %.3f s", time.monotonic() - started)
         except Exception:  # noqa: BLE001 - the commit stands; a read builds the catalog or reports why
             log.exception("building the catalog after an OTLP commit failed")
         finally:
@@ -192,18 +201,19 @@ class Committer:
             spans += request.spans
         return group
 
-    def _commit(self, warehouse: Any, prices: Any, group: list[Spooled], as_json: bool) -> None:
+    def _commit(self, group: list[Spooled], as_json: bool) -> None:
         """Commit the group as one batch and release its records; a refused group request by request."""
         encoding = "json" if as_json else "protobuf"
         started = time.monotonic()
         try:
-            report = warehouse.ingest_otlp([r.body for r in group], prices=prices, encoding=encoding)
+            report = self.process.ingest_otlp([r.body for r in group], encoding=encoding)
+            self.ready.set()  # the commit process is loaded (if the service's start did not load it)
         except (BadInputError, QualityError) as error:
             if len(group) > 1:  # one request's spans refused: commit the others without it
                 for request in group:
-                    self._commit(warehouse, prices, [request], as_json)
+                    self._commit([request], as_json)
             else:
-                self._hold(warehouse, prices, group[0], encoding, error)
+                self._hold(group[0], encoding, error)
             return
         except Exception:  # noqa: BLE001 - not the data's fault: keep it spooled and try again
             log.exception("committing %d spooled OTLP requests failed; retrying in %g s", len(group), RETRY_COMMIT_S)
@@ -215,11 +225,11 @@ class Committer:
                   report.added, time.monotonic() - started)
         self._release(group)
 
-    def _hold(self, warehouse: Any, prices: Any, request: Spooled, encoding: str, refusal: Exception) -> None:
+    def _hold(self, request: Spooled, encoding: str, refusal: Exception) -> None:
         """An acknowledged request refused at commit: its failing events to the quarantine, the rest
         committed; if even that is refused, the request kept under refused/. Logged either way."""
         try:
-            report = warehouse.ingest_otlp([request.body], prices=prices, encoding=encoding, quarantine=True)
+            report = self.process.ingest_otlp([request.body], encoding=encoding, quarantine=True)
             log.warning("an acknowledged OTLP request of %d spans failed the quality gate at commit; %d events held "
                         "in the quarantine (tracewh quarantine), %d committed: %s", request.spans, report.quarantined,
                         report.added, refusal)
@@ -237,13 +247,3 @@ class Committer:
         for request in group:
             self._spool.release(request.segment, PAYLOAD_HEADER.size + len(request.body))
 
-
-def _load_conversions() -> None:
-    """What a commit loads the first time it turns values into Arrow arrays, loaded in the thread
-    that starts the service instead (pyarrow imports pandas then: 0.2 s of the first commit;
-    imports of C extensions in a background thread are what a forking process must not meet)."""
-    import pyarrow as pa
-
-    from ..ingest import bulk  # noqa: F401 - and pyarrow.compute with it
-
-    pa.array(["loaded"])

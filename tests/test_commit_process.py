@@ -1,0 +1,171 @@
+"""The OTLP committer's store work in a process of its own (service/commit_process.py), and the
+service's query threads yielding the CPU (service/gate.py, service/priority.py).
+
+- The process commits real OTLP requests into a real store and builds the version's catalog;
+  this process reads what it committed.
+- A refusal comes back as the same TracewhError; any other failure as RuntimeError (which the
+  committer retries); a killed process is replaced by the next call; the process ends when
+  its server is killed -9.
+- The service's committer uses it: a span posted to the app is committed by another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from test_otel import one_span_request, settled
+
+import otel_spans as ots
+import tracewh as tw
+from tracewh.errors import BadInputError
+from tracewh.queries.catalog import catalog_path
+from tracewh.service.commit_process import CommitProcess
+from tracewh.service.gate import QueryGate
+from tracewh.service.priority import NICENESS
+
+pytestmark = pytest.mark.skipif(ots.MISSING is not None, reason=ots.MISSING or "")
+TOKEN = "commit-process-token"
+
+
+def requests(run_id: str, first: int, count: int) -> list[bytes]:
+    return [one_span_request(run_id, first + n).SerializeToString() for n in range(count)]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie (killed, not yet reaped) has ended all the same
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_process_commits_and_builds_the_catalog_this_process_reads(tmp_path):
+    wh = tmp_path / "store with spaces"
+    store = CommitProcess(wh)
+    try:
+        store.start()
+        assert store.pid is not None and store.pid != os.getpid()
+        report = store.ingest_otlp(requests("apart", 1, 3))
+        assert report.added == 3
+        store.prepare()
+        version = tw.open(wh).version
+        assert catalog_path(wh, version).exists()  # built by the other process
+        assert tw.open(wh).sql("select count(*) from events where run_id = 'apart'").fetchall()[0][0] == 3
+        assert store.ingest_otlp(requests("apart", 1, 3)).added == 0  # the same spans again add nothing
+    finally:
+        store.close()
+
+
+def test_nothing_in_the_servers_working_directory_shadows_a_module_of_the_process(tmp_path, monkeypatch):
+    (tmp_path / "duckdb.py").write_text("raise SystemExit('a stray duckdb.py was imported')\n")
+    monkeypatch.chdir(tmp_path)  # a user's project folder, where `tracewh serve` was started
+    store = CommitProcess(tmp_path / "wh")
+    try:
+        assert store.ingest_otlp(requests("shadow", 1, 1)).added == 1
+    finally:
+        store.close()
+
+
+def test_a_refusal_comes_back_as_itself_and_any_other_failure_as_a_runtime_error(tmp_path):
+    store = CommitProcess(tmp_path / "wh")
+    try:
+        with pytest.raises(BadInputError, match="POST /v1/traces, line 1"):
+            store.ingest_otlp([b"not a request"])
+        assert store.ingest_otlp(requests("after", 1, 1)).added == 1
+        with pytest.raises(RuntimeError, match="TypeError"):
+            store.optimize(when_over="many")  # not the data's fault: the committer retries these
+        assert store.ingest_otlp(requests("after", 2, 1)).added == 1  # the process is still serving
+    finally:
+        store.close()
+
+
+def test_a_killed_process_is_replaced_by_the_next_call(tmp_path):
+    store = CommitProcess(tmp_path / "wh")
+    try:
+        store.start()
+        first = store.pid
+        os.kill(first, signal.SIGKILL)  # the OOM killer, an operator's kill, between two commits
+        os.waitpid(first, 0)  # gone before the next call
+        assert store.ingest_otlp(requests("replaced", 1, 2)).added == 2
+        assert store.pid != first
+    finally:
+        store.close()
+
+
+SERVER = """
+import sys, time
+from pathlib import Path
+from tracewh.service.commit_process import CommitProcess
+store = CommitProcess(Path(sys.argv[1]))
+store.start()
+print(store.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_process_ends_when_its_server_is_killed(tmp_path):
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(tmp_path / "wh")], stdout=subprocess.PIPE, text=True)
+    child = int(server.stdout.readline())
+    assert alive(child)
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while alive(child):
+        assert time.monotonic() < deadline, "the commit process outlived its server by 10 s"
+        time.sleep(0.1)
+
+
+def test_the_service_commits_spans_in_its_commit_process(tmp_path):
+    from tracewh.service.app import create_app
+    from tracewh.service.config import ServiceConfig
+
+    wh = tmp_path / "wh"
+    app = create_app(ServiceConfig(wh, token=TOKEN))
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # with: the app's startup starts the process
+        answer = client.post("/v1/traces", content=requests("served", 1, 1)[0],
+                             headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-protobuf"})
+        assert answer.status_code == 200
+        settled(wh)
+        committer = app.state.otlp_committer
+        assert committer.ready.is_set() and committer.process.pid != os.getpid()
+        assert client.get("/health").json()["ingest_ready"] is True
+        child = committer.process.pid
+    assert tw.open(wh).sql("select count(*) from events where run_id = 'served'").fetchall()[0][0] == 1
+    assert not alive(child)  # the app's shutdown ended it
+
+
+def test_a_catalog_says_in_the_log_how_it_was_made(tmp_path, caplog):
+    wh = tmp_path / "wh"
+    store = tw.open(wh)
+    store.ingest_otlp(requests("logged", 1, 1))
+    with caplog.at_level(logging.DEBUG, logger="tracewh.catalog"):
+        store.prepare()
+        store.ingest_otlp(requests("logged", 2, 1))
+        tw.open(wh).prepare()
+    made = [r.getMessage() for r in caplog.records if r.name == "tracewh.catalog"]
+    assert len(made) == 2 and "built from scratch" in made[0] and "derived from v" in made[1], made
+
+
+def test_query_threads_yield_the_cpu_and_the_caller_keeps_its_priority():
+    gate = QueryGate(running=2, waiting=2, wait_s=5)
+    caller = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    async def ask() -> tuple[int, int]:
+        return await gate.run(lambda: (os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
+                                       threading.get_native_id()))
+
+    niceness, thread = asyncio.run(ask())
+    assert thread != threading.get_native_id()
+    assert niceness == max(caller, NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == caller
