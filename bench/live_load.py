@@ -7,8 +7,9 @@
   bench/work/catalog-refresh/, reused), its view catalog built before the clock starts, served by
   a real `tracewh serve` with its default limits (its own process; compaction's threshold and
   interval are ServiceConfig defaults, not `serve` flags). Its log, bench/work/live/server.log,
-  holds the committer's debug lines and, from a bench-side wrapper (SERVER below), each commit's
-  and catalog build's time and the seconds spent in each phase of a catalog derivation.
+  holds the committer's debug lines (each commit's time, each catalog's time as the committer
+  waited for it, and, from its commit process, whether each catalog was derived or built from
+  scratch) and, from a bench-side wrapper (SERVER below), the server's own time in catalog reads.
 - Ingest: `--senders` agent processes, each ending GenAI agent spans (tests/otel_spans.py) into
   one BatchSpanProcessor with the SDK's defaults (512-span requests, 5 s delay, 2,048-span queue)
   and the SDK's OTLPSpanExporter, paced so that together they end `--rate` spans a second. Each
@@ -77,12 +78,13 @@ PROBE_EVERY_S = 0.1
 TASK_SPANS = 6  # tests/otel_spans.genai_agent_spans: 6 spans a task
 CHUNK_TASKS = 50  # spans are made 300 at a time, as the sender goes
 
-# `tracewh serve` with the committer's debug log and the catalog's phases timed, written to stderr
-# (bench-side instrumentation: the library logs commits at debug level and catalog builds not at
-# all). Each build is logged; at exit, every timed function's calls and seconds in all (threads
-# together: `ensure_catalog` includes the wait for another request's build of the same version).
+# `tracewh serve` with its debug log, written to stderr with a monotonic time (bench-side: the
+# library logs commits and catalogs at debug level), and at exit the server process's calls and
+# seconds in ensure_catalog (threads together: a read's wait for the catalog of its version).
+# Commits and catalog builds run in the service's commit process (service/commit_process.py),
+# whose log lines come without the time; this wrapper does not reach into it.
 SERVER = """
-import atexit, collections, logging, runpy, shutil, sys, threading, time
+import atexit, collections, logging, runpy, sys, time
 class Mono(logging.Filter):
     def filter(self, record):
         record.mono = time.monotonic()
@@ -93,33 +95,19 @@ handler.setFormatter(logging.Formatter("%(mono).3f %(name)s %(levelname)s %(mess
 logging.getLogger("tracewh").addHandler(handler)
 logging.getLogger("tracewh").setLevel(logging.DEBUG)
 log = logging.getLogger("tracewh.bench")
-from tracewh.queries import catalog, engine
-from tracewh import api
+from tracewh.queries import catalog
 totals = collections.defaultdict(lambda: [0, 0.0])
-def timed(owner, name, label, each=False):
+def timed(owner, name, label):
     inner = getattr(owner, name)
     def run(*args, **kwargs):
         started = time.monotonic()
         try:
             return inner(*args, **kwargs)
         finally:
-            seconds = time.monotonic() - started
             totals[label][0] += 1
-            totals[label][1] += seconds
-            if each:
-                log.debug("%s %s %.3f s in %s", label, getattr(args[0], "name", ""), seconds,
-                          threading.current_thread().name)
+            totals[label][1] += time.monotonic() - started
     setattr(owner, name, run)
-timed(catalog, "_build", "catalog", each=True)
-timed(catalog, "_build_full", "full-catalog", each=True)
-for name in ("ensure_catalog", "_refreshed", "_touched_runs", "_refresh_rows", "_reads_change", "_materialize"):
-    timed(catalog, name, name)
-timed(catalog.Scope, "__init__", "Scope.__init__ (touched runs' events)")
-timed(engine, "define_events_raw", "define_events_raw")
-timed(shutil, "copyfile", "copyfile (older catalog)")
-timed(api.Warehouse, "ingest_otlp", "ingest_otlp (commit)")
-from tracewh.ingest import pipeline
-timed(pipeline, "ingest_memory", "ingest_memory (the commit's mapping, gate, write)", each=True)
+timed(catalog, "ensure_catalog", "ensure_catalog")
 atexit.register(lambda: [log.debug("phase %s: %d calls, %.3f s", k, n, s) for k, (n, s) in totals.items()])
 sys.argv = ["tracewh", *sys.argv[1:]]
 runpy.run_module("tracewh", run_name="__main__")
@@ -209,7 +197,7 @@ class Prober(threading.Thread):
         self.base, self.answers, self.senders = base, answers, senders
         self.calls: list[dict[str, Any]] = []
         self.ended: dict[int, int] = {}
-        self.probes = 0
+        self.probes: list[float] = []  # each probe's own time: a part of every latency it ends
 
     def pending(self) -> list[dict[str, Any]]:
         return [c for c in self.calls if c["ok"] and "seen" not in c]
@@ -220,10 +208,11 @@ class Prober(threading.Thread):
                 self._take()
                 if waiting := {c["marker"]: c for c in self.pending()}:
                     ids = ", ".join(f"'{span_id}'" for span_id in waiting)  # hex span ids from the SDK
+                    asked = time.monotonic()
                     answer = client.post(f"{self.base}/sql", json={
                         "query": f"select span_id from events where benchmark = 'otel' and span_id in ({ids})"})
                     now = time.monotonic()
-                    self.probes += 1
+                    self.probes.append(now - asked)
                     if answer.status_code == 200:
                         for row in answer.json()["rows"]:
                             waiting[row["span_id"] if isinstance(row, dict) else row[0]]["seen"] = now
@@ -352,8 +341,10 @@ def server_phases(log: Path, t0: float) -> dict[str, Any]:
     for line in log.read_text(errors="replace").splitlines():
         if m := re.match(r"([\d.]+) tracewh\.otlp DEBUG committed (\d+) requests, (\d+) spans .* in ([\d.]+) s", line):
             commits.append((float(m[1]) - t0, int(m[3]), float(m[4])))
-        elif m := re.match(r"([\d.]+) tracewh\.bench DEBUG (full-catalog|catalog) \S+ ([\d.]+) s", line):
-            (fulls if m[2] == "full-catalog" else catalogs).append((float(m[1]) - t0, float(m[3])))
+        elif m := re.match(r"([\d.]+) tracewh\.otlp DEBUG built the newest version's catalog in ([\d.]+) s", line):
+            catalogs.append((float(m[1]) - t0, float(m[2])))
+        elif m := re.search(r"tracewh\.catalog DEBUG catalog (v\d+)\S* built from scratch in ([\d.]+) s", line):
+            fulls.append((m[1], float(m[2])))  # the commit process's lines: no time; the store's catalog was built before
         elif m := re.match(r"([\d.]+) tracewh\.compaction INFO compacted (\d+) data files into (\d+)", line):
             compactions.append({"t": round(float(m[1]) - t0, 1), "files_before": int(m[2]), "files_after": int(m[3])})
         elif " ERROR " in line or "Traceback" in line:
@@ -370,7 +361,7 @@ def server_phases(log: Path, t0: float) -> dict[str, Any]:
     return {"commits": summary(during) | {"spans_per_commit_p50": _pct([float(c[1]) for c in during], 50)},
             "phases_whole_server_life": phases,
             "catalog_builds": summary([c for c in catalogs if c[0] >= 0]),
-            "full_catalog_builds": [{"t": round(t, 1), "s": s} for t, s in fulls if t >= 0],
+            "full_catalog_builds": [{"catalog": name, "s": s} for name, s in fulls],
             "compactions": compactions, "errors": errors[:10]}
 
 
@@ -397,7 +388,8 @@ def figures(run: dict[str, Any], args: argparse.Namespace, phases: dict[str, Any
                    "answer_p99_s": _pct([c["answered"] - c["started"] for c in ok_calls], 99),
                    "queryable_p50_s": _pct(queryable, 50), "queryable_p95_s": _pct(queryable, 95),
                    "queryable_p99_s": _pct(queryable, 99), "queryable_max_s": max(queryable, default=float("nan")),
-                   "never_seen": sum(q == float("inf") for q in queryable), "probes": run["probes"]},
+                   "never_seen": sum(q == float("inf") for q in queryable), "probes": len(run["probes"]),
+                   "probe_p50_s": _pct(run["probes"], 50), "probe_p99_s": _pct(run["probes"], 99)},
         "spans_queryable_at_end": run["queryable_at_end"], "distinct_span_ids_at_end": run["distinct_span_ids_at_end"],
         "files": {"samples": run["samples"], "bound_per_partition": FILE_BOUND, "compact_files": COMPACT_FILES,
                   "fullest_partition_second_half": max(s["fullest_partition"] for s in half)},
@@ -431,7 +423,8 @@ def report(r: dict[str, Any]) -> None:
           f"{mark[ok['rate_kept']]} at >= 95% of the rate), answer p50 "
           f"{e['answer_p50_s'] * 1000:.0f} ms, p99 {e['answer_p99_s'] * 1000:.0f} ms")
     print(f"export -> queryable (POST /sql): p50 {e['queryable_p50_s']:.2f} s, p95 {e['queryable_p95_s']:.2f} s, "
-          f"p99 {e['queryable_p99_s']:.2f} s, max {e['queryable_max_s']:.2f} s, {e['never_seen']} never seen "
+          f"p99 {e['queryable_p99_s']:.2f} s, max {e['queryable_max_s']:.2f} s, {e['never_seen']} never seen; "
+          f"{e['probes']:,} probes, each p50 {e['probe_p50_s'] * 1000:.0f} ms, p99 {e['probe_p99_s'] * 1000:.0f} ms "
           f"(target p99 <= {TARGET_QUERYABLE_P99_S:g} s): {mark[ok['export_to_queryable_p99']]}")
     print(f"spans acknowledged {e['spans_acked']:,}, queryable at the end {r['spans_queryable_at_end']:,} "
           f"({r['distinct_span_ids_at_end']:,} distinct span ids): {mark[ok['acked_equals_queryable']]}")
