@@ -58,11 +58,11 @@ class CommitProcess:
 
     @property
     def pid(self) -> int | None:
-        """The process's id while it runs (its server's tests and logs name it)."""
+        """The process's id while it runs (for tests, and an operator looking for it)."""
         return self._process.pid if self._process is not None else None
 
     def start(self) -> None:
-        """Start the process, if it is not running, and wait for its imports (1-1.5 s)."""
+        """Start the process, if it is not running, and wait for its imports (about 0.7 s)."""
         with self._lock:
             self._started()
 
