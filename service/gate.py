@@ -90,6 +90,8 @@ async def _in_query_thread(work: Callable[..., T], *args: Any) -> T:
 
 
 def _settle(answer: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    if answer.done():  # cancelled while waiting for the work a second time (the server stopping)
+        return
     if error is not None:
         answer.set_exception(error)
     else:
