@@ -185,15 +185,9 @@ class QueryWorkers:
         if self._closed:
             raise RuntimeError("the query workers are closed")
         spill = Path(tempfile.mkdtemp(prefix="worker-", dir=self.folder))
-        ours, theirs = socket.socketpair()
         share = "" if self._share() is None else str(self._share())
         # cwd: the spill folder, so that nothing in the server's working directory shadows a module
-        # stdout: none (DuckDB's progress bar drew on the server's console); stderr: the server's log
-        process = subprocess.Popen([sys.executable, "-c", WORKER_MAIN, str(theirs.fileno()), str(os.getpid()),
-                                    str(spill), share], pass_fds=[theirs.fileno()], cwd=spill,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        theirs.close()
-        return Worker(process, Connection(ours.detach()), spill)
+        return Worker(*start_child(WORKER_MAIN, [str(spill), share], cwd=spill), spill)
 
     def _replacement(self) -> Worker | None:
         """A new worker for a killed one's slot, started now so the next query does not wait for it."""
@@ -248,13 +242,37 @@ def _await_ready(worker: Worker) -> None:
     """Wait for a new worker's imports, which are no query's time."""
     if worker.ready:
         return
+    if not said_ready(worker.conn):
+        raise RuntimeError(f"a query worker did not start (exit code {worker.process.poll()})")
+    worker.ready = True
+
+
+# -- a child process of the server (the query workers, the OTLP commit process) -----------------
+
+def start_child(code: str, args: list[str], cwd: Path | None = None) -> tuple[subprocess.Popen, Connection]:
+    """`python -c code <socket fd> <server pid> *args`: a fresh interpreter, never a fork of the
+    threaded server, and the server's end of a socket pair to it. stdout: none (DuckDB's progress
+    bar drew on the server's console); stderr: the server's log."""
+    ours, theirs = socket.socketpair()
+    process = subprocess.Popen([sys.executable, "-c", code, str(theirs.fileno()), str(os.getpid()), *args],
+                               pass_fds=[theirs.fileno()], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    theirs.close()
+    return process, Connection(ours.detach())
+
+
+def said_ready(conn: Connection) -> bool:
+    """Whether the child said "ready" (its imports done) within STARTUP_S."""
     try:
-        if worker.conn.poll(STARTUP_S) and worker.conn.recv() == "ready":
-            worker.ready = True
-            return
+        return conn.poll(STARTUP_S) and conn.recv() == "ready"
     except (EOFError, OSError):
-        pass
-    raise RuntimeError(f"a query worker did not start (exit code {worker.process.poll()})")
+        return False
+
+
+def as_child(server: int) -> None:
+    """In a child: Ctrl-C in the server's terminal is the server's to handle, and the child ends
+    when its server is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=end_with_server, args=(server,), daemon=True).start()
 
 
 def _result(header: Any, payload: bytes | None) -> QueryResult:
@@ -282,8 +300,7 @@ WORKER_MAIN = f"import os; os.nice({WORKER_NICENESS}); from tracewh.queries.isol
 def main() -> None:
     """A worker process's entry point: `python -c WORKER_MAIN <socket fd> <server pid> <spill folder> <spill bytes>`."""
     fd, server, folder, share = sys.argv[1:5]
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the server's terminal is the server's to handle
-    threading.Thread(target=end_with_server, args=(int(server),), daemon=True).start()
+    as_child(int(server))
     import pyarrow  # noqa: F401 - every answer needs it: imported before the worker says it is ready
 
     conn = Connection(int(fd))

@@ -26,9 +26,6 @@ call starts another.
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -38,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TracewhError
-from ..queries.isolation import STARTUP_S, end_with_server
+from ..queries.isolation import as_child, said_ready, start_child
 
 # `python -c` puts the working directory first on sys.path: taken off, so that nothing in the
 # server's working directory (a user's project folder) shadows a module the process imports.
@@ -97,19 +94,11 @@ class CommitProcess:
         if self._process is not None and self._process.poll() is None and self._conn is not None:
             return self._conn
         self._stop()
-        ours, theirs = socket.socketpair()
-        # stdout: none; stderr: the server's log; the working directory: the server's, as the committer had it
         level = logging.getLogger("tracewh").getEffectiveLevel()  # the server's, for the store's own log lines
-        self._process = subprocess.Popen([sys.executable, "-c", MAIN, str(theirs.fileno()), str(os.getpid()),
-                                          str(self.root), str(level)], pass_fds=[theirs.fileno()],
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        theirs.close()
-        self._conn = Connection(ours.detach())
-        try:
-            if self._conn.poll(STARTUP_S) and self._conn.recv() == "ready":
-                return self._conn
-        except (EOFError, OSError):
-            pass
+        # the working directory: the server's, as the committer thread had it (MAIN keeps it off sys.path)
+        self._process, self._conn = start_child(MAIN, [str(self.root), str(level)])
+        if said_ready(self._conn):
+            return self._conn
         code = self._stop()
         raise RuntimeError(f"the OTLP commit process did not start (exit code {code})")
 
@@ -130,8 +119,7 @@ class CommitProcess:
 def main() -> None:
     """The process's entry point: `python -c MAIN <socket fd> <server pid> <store folder> <log level>`."""
     fd, server, root, level = sys.argv[1:5]
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the server's terminal is the server's to handle
-    threading.Thread(target=end_with_server, args=(int(server),), daemon=True).start()
+    as_child(int(server))
     logging.basicConfig(format="%(name)s %(levelname)s %(message)s")  # stderr: the server's log
     logging.getLogger("tracewh").setLevel(int(level))
     warehouse, prices = _loaded(Path(root))
