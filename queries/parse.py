@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -23,13 +24,26 @@ import duckdb
 from ..errors import QueryError
 
 _local = threading.local()  # a DuckDB connection is not shared between threads
+_shared: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (pid, the process's parsing database)
+_shared_lock = threading.Lock()
 
 
 def _parser() -> duckdb.DuckDBPyConnection:
+    """This thread's parsing connection: a cursor of one in-memory database per process. The
+    service runs each query in a thread of its own (service/gate.py), and a database of its own
+    cost each query 10-16 ms; a cursor costs 0.03 ms."""
     if getattr(_local, "con", None) is None:
-        _local.con = duckdb.connect(config={"autoinstall_known_extensions": False,
-                                            "autoload_known_extensions": False})
+        _local.con = _new_cursor()
     return _local.con
+
+
+def _new_cursor() -> duckdb.DuckDBPyConnection:
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared[0] != os.getpid():  # a forked child opens its own
+            _shared = (os.getpid(), duckdb.connect(config={"autoinstall_known_extensions": False,
+                                                           "autoload_known_extensions": False}))
+        return _shared[1].cursor()
 
 
 @contextmanager

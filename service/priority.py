@@ -7,7 +7,7 @@ import os
 import threading
 from contextlib import suppress
 
-NICENESS = 10  # as the query worker processes (queries/isolation.py)
+NICENESS = 10  # a query's work in the server (its workers, queries/isolation.py, run lower still)
 
 
 def yield_cpu() -> None:

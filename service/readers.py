@@ -37,6 +37,7 @@ from ..warehouse.layout import latest_version
 class Readers:
     def __init__(self, root: Path, memory_limit: str, keep: int, isolation: QueryWorkers | None = None):
         self.root, self.memory_limit, self.keep, self.isolation = root, memory_limit, keep, isolation
+        self._store = Warehouse(root)  # asks which version to read (made once: resolving the path cost each request)
         self._idle: list[Warehouse] = []
         self._lock = threading.Lock()
         self._serving: int | None = None  # the version reads are opened at
@@ -61,7 +62,7 @@ class Readers:
         if latest is None:
             version = None
         else:
-            version = Warehouse(self.root).readable_version(latest, built_soon=any(soon() for soon in self.builders))
+            version = self._store.readable_version(latest, built_soon=any(soon() for soon in self.builders))
         with self._lock:
             self._serving = version
         return version

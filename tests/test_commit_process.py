@@ -169,3 +169,31 @@ def test_query_threads_yield_the_cpu_and_the_caller_keeps_its_priority():
     assert thread != threading.get_native_id()
     assert niceness == max(caller, NICENESS)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == caller
+
+
+def test_a_query_worker_started_by_a_query_thread_runs_at_the_servers_priority_plus_its_niceness(tmp_path):
+    """Workers start when a query first needs one, from that query's thread (at nice 10): the
+    worker's priority is the server's plus WORKER_NICENESS all the same (at most 19), never
+    lower than the thread it started from."""
+    from tracewh.queries.engine import QueryEngine
+    from tracewh.queries.isolation import WORKER_NICENESS, QueryWorkers
+
+    workers = QueryWorkers(1, process_memory=1 << 30)
+    server = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        gate = QueryGate(running=1, waiting=1, wait_s=5)
+        answer = asyncio.run(gate.run(lambda: QueryEngine([], isolation=workers).execute("select 42").fetchall()))
+        assert answer == [(42,)]
+        children = [int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in Path("/proc").glob("*/stat")
+                    if _parent(stat) == os.getpid() and b"isolation import main" in
+                    (stat.parent / "cmdline").read_bytes()]
+        assert children == [min(19, server + WORKER_NICENESS)]
+    finally:
+        workers.close()
+
+
+def _parent(stat: Path) -> int | None:
+    try:
+        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError):
+        return None

@@ -133,3 +133,21 @@ def test_the_service_remembers_a_checked_query_and_never_a_refusal():
             prepare_query_again("select * from read_csv('/etc/passwd')", service=True)
     long = "select 1" + " " * MEMO_TEXT_CHARS
     assert prepare_query_again(long, service=True) is not prepare_query_again(long, service=True)
+
+
+def test_the_guard_checks_queries_from_many_threads_at_once():
+    """The service checks each query on a thread of its own: the threads share one parsing
+    database (a cursor each), and every check and every refusal is the one a lone thread gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def check(i: int) -> str:
+        text = f"select {i} as n from events" if i % 2 else "delete from events"
+        try:
+            return prepare_query(text, service=True).sql
+        except QueryError as e:
+            return str(e)
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(check, range(200)))
+    assert answers == [check(i) for i in range(200)]
+    assert "DELETE" in answers[0] and answers[1].lower().startswith("select 1")

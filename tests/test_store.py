@@ -102,3 +102,22 @@ def test_delta_checkpoints_survive_later_ingests(tmp_path, wh):
     tw.open(wh).store.doctor()
     assert all(p.exists() for p in checkpoints)
     assert tw.open(wh).sql("select count(*) from events").fetchall() == [(9,)] and store_version(wh) == 3
+
+
+def test_latest_version_follows_other_writers_and_a_store_made_again(tmp_path):
+    """The newest version is remembered between asks (listing a log of a day's live commits cost
+    every query more than the query), yet always the log's: commits by other processes are
+    found, and a store removed and made again with fewer versions is listed anew."""
+    from tracewh.warehouse.layout import latest_version
+
+    wh = tmp_path / "a store"
+    for name in ("a", "b", "c"):
+        tracewh("ingest", _batch(tmp_path, name, 2), "-w", wh, check=True)
+    assert latest_version(wh / "events") == 3
+    tracewh("ingest", _batch(tmp_path, "d", 2), "-w", wh, check=True)  # another process's commit
+    assert latest_version(wh / "events") == 4
+    shutil.rmtree(wh)
+    assert latest_version(wh / "events") is None
+    tracewh("ingest", _batch(tmp_path, "e", 2), "-w", wh, check=True)
+    assert latest_version(wh / "events") == 1
+    assert tracewh("sql", "select count(*) from events", "-w", wh, "-f", "csv", check=True).out == "count_star()\n2\n"

@@ -36,10 +36,35 @@ def resolve_root(path: str | Path) -> Path:
 
 def latest_version(table_path: Path) -> int | None:
     """The newest committed version: the highest numbered commit file of the Delta log (a
-    commit file appears whole or not at all, and tracewh never cleans the log up); None
-    when there is no table yet."""
+    commit file appears whole or not at all, versions are numbered without gaps, and tracewh
+    never cleans the log up); None when there is no table yet.
+
+    Every query asks this. Listing the log grows with the versions (a live store makes one a
+    second: 86,400 files a day), so the version found last is remembered per log and the files
+    after it are looked for one by one, two stats when nothing or one commit came. A remembered
+    version whose file is gone (the store removed and made again) lists the log once more."""
+    log = table_path / "_delta_log"
+    known = _newest_seen.get(log)
+    if known is None or not _commit_file(log, known).exists():
+        known = _listed_newest(log)
+        if known is None:
+            return None
+    while _commit_file(log, known + 1).exists():
+        known += 1
+    _newest_seen[log] = known
+    return known
+
+
+_newest_seen: dict[Path, int] = {}  # a log's newest version found (latest_version); a dict store is atomic
+
+
+def _commit_file(log: Path, version: int) -> Path:
+    return log / f"{version:020d}.json"
+
+
+def _listed_newest(log: Path) -> int | None:
     try:
-        names = os.listdir(table_path / "_delta_log")
+        names = os.listdir(log)
     except FileNotFoundError:
         return None
     versions = [int(m.group(1)) for name in names if (m := COMMIT_FILE.match(name))]
