@@ -374,6 +374,10 @@ def figures(run: dict[str, Any], args: argparse.Namespace, phases: dict[str, Any
     acked = sum(c["spans"] for c in ok_calls)
     half = [s for s in run["samples"] if s["t"] >= args.seconds / 2] or run["samples"][-1:]
     slowest = sorted(queries, key=lambda q: -q[2])[:10]
+    # The slowest 5% of export calls, and how many of them waited through a compaction (its log
+    # line, at its end, fell between the call's start and the answer that counted its span).
+    slow_calls = sorted(ok_calls, key=lambda c: c["started"] - c.get("seen", float("inf")))[:max(1, len(ok_calls) // 20)]
+    compacted = [t0 + x["t"] for x in phases["compactions"]]
     return {
         "queries": {"count": len(queries), "per_s": len(queries) / args.seconds, "failed": sum(q[3] != 200 for q in queries),
                     "p50_s": _pct(latency, 50), "p95_s": _pct(latency, 95), "p99_s": _pct(latency, 99),
@@ -389,7 +393,11 @@ def figures(run: dict[str, Any], args: argparse.Namespace, phases: dict[str, Any
                    "queryable_p50_s": _pct(queryable, 50), "queryable_p95_s": _pct(queryable, 95),
                    "queryable_p99_s": _pct(queryable, 99), "queryable_max_s": max(queryable, default=float("nan")),
                    "never_seen": sum(q == float("inf") for q in queryable), "probes": len(run["probes"]),
-                   "probe_p50_s": _pct(run["probes"], 50), "probe_p99_s": _pct(run["probes"], 99)},
+                   "probe_p50_s": _pct(run["probes"], 50), "probe_p99_s": _pct(run["probes"], 99),
+                   "slowest_5pct": {"count": len(slow_calls), "through_a_compaction": sum(
+                       any(c["started"] <= t <= c.get("seen", float("inf")) for t in compacted) for c in slow_calls),
+                       "calls": [{"t": round(c["started"] - t0, 1), "s": round(c.get("seen", float("inf")) - c["started"], 2)}
+                                 for c in slow_calls[:10]]}},
         "spans_queryable_at_end": run["queryable_at_end"], "distinct_span_ids_at_end": run["distinct_span_ids_at_end"],
         "files": {"samples": run["samples"], "bound_per_partition": FILE_BOUND, "compact_files": COMPACT_FILES,
                   "fullest_partition_second_half": max(s["fullest_partition"] for s in half)},
@@ -426,6 +434,9 @@ def report(r: dict[str, Any]) -> None:
           f"p99 {e['queryable_p99_s']:.2f} s, max {e['queryable_max_s']:.2f} s, {e['never_seen']} never seen; "
           f"{e['probes']:,} probes, each p50 {e['probe_p50_s'] * 1000:.0f} ms, p99 {e['probe_p99_s'] * 1000:.0f} ms "
           f"(target p99 <= {TARGET_QUERYABLE_P99_S:g} s): {mark[ok['export_to_queryable_p99']]}")
+    slow = e["slowest_5pct"]
+    print(f"  the slowest 5% ({slow['count']} calls): {slow['through_a_compaction']} waited through a compaction; "
+          + ", ".join(f"{x['s']:.2f} s at {x['t']} s" for x in slow["calls"][:5]))
     print(f"spans acknowledged {e['spans_acked']:,}, queryable at the end {r['spans_queryable_at_end']:,} "
           f"({r['distinct_span_ids_at_end']:,} distinct span ids): {mark[ok['acked_equals_queryable']]}")
     print("files every 10 s (t: live files, fullest partition, on disk, version): " + "; ".join(
