@@ -121,6 +121,27 @@ def test_orphan_removal_never_deletes_a_file_any_version_references(tmp_path):
         assert tw.open(store, version).sql("select count(*) from events").fetchall() == [(sum(range(2, version + 2)),)]
 
 
+
+def test_a_long_lived_writer_looks_for_orphans_at_its_first_commit_then_once_an_interval(tmp_path, monkeypatch):
+    """Looking lists every data file on disk (a live store keeps them all): a writer that commits
+    a second time within ORPHANS_EVERY_S does not look again; once the interval is past it does."""
+    from tracewh.warehouse import store as store_module
+
+    wh = tw.open(tmp_path / "wh")
+    wh.ingest([write_native(tmp_path / "a.jsonl", _events("a", "a", 2))])
+    stray = _parquet_files(tmp_path / "wh")[0].with_name("part-00099-left-by-a-dead-writer.zstd.parquet")
+    stray.write_bytes(b"not parquet")
+    wh.ingest([write_native(tmp_path / "b.jsonl", _events("b", "b", 2))])
+    assert stray.exists()  # the same writer, within the interval
+    monkeypatch.setattr(store_module, "ORPHANS_EVERY_S", 0.0)
+    wh.ingest([write_native(tmp_path / "c.jsonl", _events("c", "c", 2))])
+    assert not stray.exists()
+    assert wh.sql("select count(*) from events").fetchall() == [(6,)]
+    stray.write_bytes(b"not parquet")
+    monkeypatch.setattr(store_module, "ORPHANS_EVERY_S", 3600.0)
+    tw.open(tmp_path / "wh").ingest([write_native(tmp_path / "d.jsonl", _events("d", "d", 2))])
+    assert not stray.exists()  # a new writer looks at its first commit
+
 # -- concurrent ingests through the service -----------------------------------------
 
 def _archive(folder: Path, name: str, events: list[dict]) -> Path:
