@@ -121,7 +121,6 @@ def test_orphan_removal_never_deletes_a_file_any_version_references(tmp_path):
         assert tw.open(store, version).sql("select count(*) from events").fetchall() == [(sum(range(2, version + 2)),)]
 
 
-
 def test_a_long_lived_writer_looks_for_orphans_at_its_first_commit_then_once_an_interval(tmp_path, monkeypatch):
     """Looking lists every data file on disk (a live store keeps them all): a writer that commits
     a second time within ORPHANS_EVERY_S does not look again; once the interval is past it does."""
@@ -141,6 +140,7 @@ def test_a_long_lived_writer_looks_for_orphans_at_its_first_commit_then_once_an_
     monkeypatch.setattr(store_module, "ORPHANS_EVERY_S", 3600.0)
     tw.open(tmp_path / "wh").ingest([write_native(tmp_path / "d.jsonl", _events("d", "d", 2))])
     assert not stray.exists()  # a new writer looks at its first commit
+
 
 # -- concurrent ingests through the service -----------------------------------------
 

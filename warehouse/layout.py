@@ -41,7 +41,7 @@ def latest_version(table_path: Path) -> int | None:
 
     Every query asks this. Listing the log grows with the versions (a live store makes one a
     second: 86,400 files a day), so the version found last is remembered per log and the files
-    after it are looked for one by one, two stats when nothing or one commit came. A remembered
+    after it are looked for one by one (two stats when no commit came). A remembered
     version whose file is gone (the store removed and made again) lists the log once more."""
     log = table_path / "_delta_log"
     known = _newest_seen.get(log)
