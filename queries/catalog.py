@@ -67,6 +67,12 @@ FILE_RUNS = "tracewh_catalog_file_runs"
 # events in memory as a table, every event here; a full build streams them).
 EMPTY = "empty"
 EMPTY_START_BYTES = 16 << 20
+# The threads a derivation runs on (None: DuckDB's default, every core). A process that derives
+# catalog after catalog while the machine's other work needs the CPU (the service's commit process,
+# service/commit_process.py) sets 1: a derivation reads a commit's runs only, and its hundred small
+# statements spent 0.86 CPU-s on two threads against 0.54 on one (medians of 12, the other core
+# busy). Full builds use every core.
+DERIVATION_THREADS: int | None = None
 
 
 @cache
@@ -291,6 +297,8 @@ def _refreshed(building: Path, older: Path, files: list[str]) -> bool:
         return False
     con = duckdb.connect(str(building))
     con.execute("SET parquet_metadata_cache = true")  # committed files never change; each view reads their footers
+    if DERIVATION_THREADS is not None:
+        con.execute(f"SET threads = {int(DERIVATION_THREADS)}")
     try:
         return _refresh(con, files)
     except duckdb.Error:

@@ -122,10 +122,19 @@ def main() -> None:
     as_child(int(server))
     logging.basicConfig(format="%(name)s %(levelname)s %(message)s")  # stderr: the server's log
     logging.getLogger("tracewh").setLevel(int(level))
+    as_committer()
     warehouse, prices = _loaded(Path(root))
     conn = Connection(int(fd))
     conn.send("ready")
     serve(conn, warehouse, prices)
+
+
+def as_committer() -> None:
+    """This process derives a catalog after every commit, back to back, while the server's queries
+    use the other core: its derivations run on one thread (queries/catalog.py, DERIVATION_THREADS)."""
+    from ..queries import catalog
+
+    catalog.DERIVATION_THREADS = 1
 
 
 def _loaded(root: Path) -> tuple[Any, Any]:
