@@ -298,7 +298,7 @@ def _refreshed(building: Path, older: Path, files: list[str]) -> bool:
     con = duckdb.connect(str(building))
     con.execute("SET parquet_metadata_cache = true")  # committed files never change; each view reads their footers
     if DERIVATION_THREADS is not None:
-        con.execute(f"SET threads = {int(DERIVATION_THREADS)}")
+        con.execute(f"SET threads = {DERIVATION_THREADS}")
     try:
         return _refresh(con, files)
     except duckdb.Error:

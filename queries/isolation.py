@@ -291,14 +291,13 @@ def _result(header: Any, payload: bytes | None) -> QueryResult:
 
 # Workers yield the CPU to the server (/health, the OTLP receiver, the commit process that makes
 # new spans queryable) from their first import on: a burst of heavy queries made /health wait
-# over a second, and under live ingest at nice 10 the catalogs of new versions took longer
-# (export to queryable p99 4.5 s against 3.1 s at 19, docs/performance.md "Eleventh stop"),
-# queries staying well inside their latency target at 19. Set from the server's priority: a
-# worker is started by a query thread (itself at nice 10, service/gate.py), whose own priority
-# the child would otherwise add to.
+# over a second, and under live ingest at nice 10 new versions' catalogs took longer (export to
+# queryable p99 4.5 s against 3.1 s at 19, docs/performance.md "Eleventh stop"), queries staying
+# well inside their latency target at 19. Set, not added: a worker is started by a query thread
+# (itself at nice 10, service/gate.py), and os.nice would add to that. 19 is the lowest priority,
+# which any process may take.
 WORKER_NICENESS = 19
-WORKER_MAIN = ("import os; os.setpriority(os.PRIO_PROCESS, 0, max(os.getpriority(os.PRIO_PROCESS, 0), "
-               f"min(19, os.getpriority(os.PRIO_PROCESS, os.getppid()) + {WORKER_NICENESS}))); "
+WORKER_MAIN = (f"import os; os.setpriority(os.PRIO_PROCESS, 0, {WORKER_NICENESS}); "
                "from tracewh.queries.isolation import main; main()")
 
 

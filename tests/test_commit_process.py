@@ -171,10 +171,10 @@ def test_query_threads_yield_the_cpu_and_the_caller_keeps_its_priority():
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == caller
 
 
-def test_a_query_worker_started_by_a_query_thread_runs_at_the_servers_priority_plus_its_niceness(tmp_path):
+def test_a_query_worker_started_by_a_query_thread_runs_at_its_own_niceness(tmp_path):
     """Workers start when a query first needs one, from that query's thread (at nice 10): the
-    worker's priority is the server's plus WORKER_NICENESS all the same (at most 19), never
-    lower than the thread it started from."""
+    worker runs at WORKER_NICENESS all the same (the server's 0 plus it, at most 19), not at the
+    thread's niceness plus it."""
     from tracewh.queries.engine import QueryEngine
     from tracewh.queries.isolation import WORKER_NICENESS, QueryWorkers
 
