@@ -67,6 +67,9 @@ FILE_RUNS = "tracewh_catalog_file_runs"
 # events in memory as a table, every event here; a full build streams them).
 EMPTY = "empty"
 EMPTY_START_BYTES = 16 << 20
+# Touched runs a derivation's SQL names as constants at most (DuckDB filters a scan with constants;
+# more, as a store's first catalog derived from the empty one has, are read from a table).
+MANY_RUNS = 1000
 # The threads a derivation runs on (None: DuckDB's default, every core). A process that derives
 # catalog after catalog while the machine's other work needs the CPU (the service's commit process,
 # service/commit_process.py) sets 1: a derivation reads a commit's runs only, and its hundred small
@@ -251,15 +254,17 @@ def _build_full(building: Path, files: list[str]) -> None:
 
 def _record_views(con: duckdb.DuckDBPyConnection, views: tuple[ViewDef, ...]) -> None:
     con.execute(f"CREATE TABLE {VIEWS} (position INTEGER, name VARCHAR, sql VARCHAR, depends VARCHAR[], "
-                "materialize BOOLEAN, local_by VARCHAR)")
-    con.executemany(f"INSERT INTO {VIEWS} VALUES (?, ?, ?, ?, ?, ?)",
-                    [(i, v.name, v.sql, sorted(v.depends), v.materialize, v.local_by) for i, v in enumerate(views)])
+                "materialize BOOLEAN, local_by VARCHAR, within VARCHAR)")
+    con.executemany(f"INSERT INTO {VIEWS} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(i, v.name, v.sql, sorted(v.depends), v.materialize, v.local_by, v.within)
+                     for i, v in enumerate(views)])
 
 
 def _recorded_views(con: duckdb.DuckDBPyConnection) -> tuple[ViewDef, ...]:
-    rows = con.execute(f"SELECT name, sql, depends, materialize, local_by FROM {VIEWS} ORDER BY position").fetchall()
-    return tuple(ViewDef(name, "", sql, Path(f"{name}.sql"), frozenset(depends), materialize, local_by)
-                 for name, sql, depends, materialize, local_by in rows)
+    rows = con.execute(f"SELECT name, sql, depends, materialize, local_by, within FROM {VIEWS} "
+                       "ORDER BY position").fetchall()
+    return tuple(ViewDef(name, "", sql, Path(f"{name}.sql"), frozenset(depends), materialize, local_by, within)
+                 for name, sql, depends, materialize, local_by, within in rows)
 
 
 def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
@@ -334,8 +339,10 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:
-        if view.materialize and view.local_by:
-            changed[view.name] = scope.touched and _refresh_rows(con, view, scope)
+        if view.materialize and view.local_by == "trace_id":
+            changed[view.name] = scope.touched and _refresh_pairs(con, view, scope)
+        elif view.materialize and view.local_by:
+            changed[view.name] = scope.may_have_rows(view) and _refresh_rows(con, view, scope)
         elif view.materialize:
             changed[view.name] = _reads_change(view, views, changed, scope)
             if changed[view.name]:  # the catalog's view reads the table: only the table is made again
@@ -361,22 +368,21 @@ def _compacted(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str])
     return True
 
 
-def _touched_runs(con: duckdb.DuckDBPyConnection, new: list[str], new_raw: str, corrects: bool
+def _touched_runs(con: duckdb.DuckDBPyConnection, new: list[str], new_raw: str, corrected: str
                   ) -> tuple[list[str], list[str]]:
     """The runs whose events differ between the older version and this one, as (runs the older
     version had, new runs): the runs of the new files' events (`new_raw`; recorded already in the
-    file-runs table), the runs of the events their corrections hide (`corrects`: they hold some),
-    and every run that shares a trace id with those, and so on (a view declared run-local may join
+    file-runs table), the runs of the events their corrections hide (the table `corrected`), and
+    every run that shares a trace id with those, and so on (a view declared run-local may join
     events on trace_id: then a trace's runs are one unit)."""
     runs = {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {FILE_RUNS} "
                                           f"WHERE path IN ({_literals(new)})").fetchall()}
-    if corrects:
-        runs |= {run for (run,) in con.execute(
-            f"SELECT run_id FROM events_raw WHERE event_id IN (SELECT supersedes FROM {new_raw})").fetchall()}
+    runs |= {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {corrected}").fetchall()}
     had = {run for (run,) in con.execute(
         f"SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE {_among('run_id', runs)}").fetchall()}
+    # the pairs are new but for runs the store had (a new run's pairs are all new)
     con.execute(f"INSERT INTO {RUN_TRACES} SELECT DISTINCT run_id, trace_id FROM {new_raw} "
-                f"EXCEPT SELECT run_id, trace_id FROM {RUN_TRACES}")
+                f"EXCEPT SELECT run_id, trace_id FROM {RUN_TRACES} WHERE {_among('run_id', had)}")
     while runs:
         linked = {run for (run,) in con.execute(f"""
             SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE trace_id IN (
@@ -405,12 +411,14 @@ class Scope:
     database of its own (`tracewh_before`, `tracewh_after`) where views are created again as
     needed: there a run-local view's rows are exactly its rows for the touched runs. The events
     are read from the files that hold the touched runs and from the files that hold corrections,
-    never from every file of the store."""
+    never from every file of the store. Trace-local blocks have a third database,
+    `tracewh_traces`, made when the first asks: the events of the touched (run, trace) pairs only."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, new: list[str], views: tuple[ViewDef, ...]):
         from .engine import events_raw_query
 
-        self.con, self.views = con, views
+        self.con, self.views, self.by_name = con, views, {v.name: v for v in views}
+        self.has_rows: dict[str, bool] = {}  # Scope.changed's answers
         home = con.execute("SELECT current_database()").fetchone()[0]
         self.home = '"' + home.replace('"', '""') + '"'
         self.created: dict[str, set[str]] = {"tracewh_before": {"events"}, "tracewh_after": {"events"}}
@@ -420,25 +428,55 @@ class Scope:
         con.execute("ATTACH ':memory:' AS tracewh_before")
         con.execute("ATTACH ':memory:' AS tracewh_after")
         con.execute(f"CREATE VIEW tracewh_after.new_raw AS {events_raw_query(new)}")
-        added = set(new)
+        self.added = set(new)
         fixed = {path for (path,) in con.execute(f"SELECT path FROM {FILES} WHERE corrections > 0").fetchall()}
-        new_fixes, fixes = bool(fixed & added), sorted(fixed - added)  # the new files' corrections; the older ones'
-        had, fresh = _touched_runs(con, new, "tracewh_after.new_raw", new_fixes)
-        self.touched = bool(had or fresh)
+        # the new files' corrections; the older ones'
+        self.new_fixes, self.fixes = bool(fixed & self.added), sorted(fixed - self.added)
+        # the (run, trace) pairs of the events the new corrections hide (in any file)
+        con.execute("CREATE TABLE tracewh_after.corrected AS SELECT DISTINCT run_id, trace_id FROM events_raw "
+                    "WHERE event_id IN (SELECT supersedes FROM tracewh_after.new_raw)" if self.new_fixes else
+                    "CREATE TABLE tracewh_after.corrected (run_id VARCHAR, trace_id VARCHAR)")
+        had, fresh = _touched_runs(con, new, "tracewh_after.new_raw", "tracewh_after.corrected")
+        self.touched, self.had, self.runs = bool(had or fresh), had, had + fresh
         con.execute(f"CREATE TABLE tracewh_after.touched_runs AS "
                     f"SELECT unnest({literal_list(had + fresh)}::VARCHAR[]) AS key")
-        older = sorted(path for (path,) in con.execute(
-            f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', had)}").fetchall() if path not in added)
-        old_runs = f"SELECT * FROM ({events_raw_query(older)}) WHERE {_among('run_id', had)}"
+        old_runs = self._old_events(self._older_files(had), _among("run_id", had))
         # a correction logged under another run hides a touched run's event all the same
-        old_fixes = (f"SELECT * FROM ({events_raw_query(fixes)}) WHERE supersedes IS NOT NULL "
-                     f"AND NOT {_among('run_id', had + fresh)}") if fixes else None
-        events_sql = next(v.sql for v in views if v.name == "events")
+        old_fixes = self._old_fixes(_among("run_id", had + fresh))
+        self.events_sql = next(v.sql for v in views if v.name == "events")
+        keep = self.among_touched("run_id")
         # before: a view, read only by what asks (the event ids a refresh replaces, a few checks)
-        self._in("tracewh_before", lambda: self._events([old_runs, old_fixes], events_sql if fixes else None,
-                                                        as_table=False))
-        self._in("tracewh_after", lambda: self._events(["SELECT * FROM new_raw", old_runs, old_fixes],
-                                                       events_sql if fixes or new_fixes else None, as_table=True))
+        self._in("tracewh_before", lambda: self._events([old_runs, old_fixes], keep,
+                                                        self.events_sql if self.fixes else None, as_table=False))
+        # now: computed once into a table when every touched run is new (the commit's events, which
+        # every run-local block reads); a view when old runs are touched, whose history a table
+        # would copy whole at every commit, where each block reads only what it asks for (the
+        # partitions of the event kinds it filters on, the columns it needs)
+        self._in("tracewh_after", lambda: self._events(["SELECT * FROM new_raw", old_runs, old_fixes], keep,
+                                                       self._events_sql_now(), as_table=not had))
+
+    def _older_files(self, runs: list[str]) -> list[str]:
+        """The files of the older version that hold events of `runs`."""
+        return sorted(path for (path,) in self.con.execute(
+            f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', runs)}").fetchall() if path not in self.added)
+
+    @staticmethod
+    def _old_events(files: list[str], where: str) -> str:
+        """The events of `files` that `where` keeps."""
+        from .engine import events_raw_query
+
+        return f"SELECT * FROM ({events_raw_query(files)}) WHERE {where}"
+
+    def _old_fixes(self, scoped: str) -> str | None:
+        """The older files' corrections outside the scope (`scoped`: its raw events' condition)."""
+        from .engine import events_raw_query
+
+        return (f"SELECT * FROM ({events_raw_query(self.fixes)}) WHERE supersedes IS NOT NULL AND NOT ({scoped})"
+                if self.fixes else None)
+
+    def _events_sql_now(self) -> str | None:
+        """The `events` view for the new version's scope; None when no correction can apply."""
+        return self.events_sql if self.fixes or self.new_fixes else None
 
     def _in(self, db: str, work: Callable[[], object]) -> None:
         """Run `work` with `db` as the database unqualified names are created in and read from."""
@@ -448,57 +486,138 @@ class Scope:
         finally:
             self.con.execute(f"USE {self.home}")
 
-    def _events(self, raw: list[str | None], events_sql: str | None, as_table: bool) -> None:
-        """`events` of the touched runs, by the `events` view itself (`events_sql`; None when no
+    def _events(self, raw: list[str | None], keep: str, events_sql: str | None, as_table: bool) -> None:
+        """`events` of the scope (`keep`), by the `events` view itself (`events_sql`; None when no
         correction can apply) over the raw events it needs; computed once into a table, or a view."""
         self.con.execute("CREATE VIEW events_raw AS " + " UNION ALL ".join(part for part in raw if part))
         self.con.execute(events_sql or NOTHING_SUPERSEDED)
         self.con.execute("ALTER VIEW events RENAME TO all_events")
-        self.con.execute(f"CREATE {'TABLE' if as_table else 'VIEW'} events AS SELECT * FROM all_events "
-                         "WHERE run_id IN (SELECT key FROM tracewh_after.touched_runs)")
+        self.con.execute(f"CREATE {'TABLE' if as_table else 'VIEW'} events AS SELECT * FROM all_events WHERE {keep}")
+
+    def _traces(self) -> None:
+        """Once: `tracewh_traces` with the touched pairs (those of the new events and of the events
+        their corrections hide) and their events now, read from the files that hold those pairs."""
+        if "tracewh_traces" in self.created:
+            return
+        self.con.execute("ATTACH ':memory:' AS tracewh_traces")
+        self.con.execute("CREATE TABLE tracewh_traces.touched_pairs AS SELECT DISTINCT run_id, trace_id FROM "
+                         "tracewh_after.new_raw UNION SELECT run_id, trace_id FROM tracewh_after.corrected")
+        self.created["tracewh_traces"] = {"events"}
+        if not self.had:  # every touched run is new: all its events are of touched pairs, already a table
+            self.con.execute("CREATE VIEW tracewh_traces.events AS SELECT * FROM tracewh_after.events")
+            return
+        pairs = self.con.execute("SELECT run_id, trace_id FROM tracewh_traces.touched_pairs").fetchall()
+        runs, traces = sorted({run for run, _ in pairs}), sorted({t for _, t in pairs if t is not None})
+        # a superset of the pairs' events, as constants DuckDB filters the scan with; then the pairs exactly
+        # (never NULL: NOT of it keeps every other correction, one without a trace id included)
+        near = f"{_among('run_id', runs)} AND (trace_id IS NOT NULL AND {_among('trace_id', traces)}" + \
+               (" OR trace_id IS NULL)" if any(t is None for _, t in pairs) else ")")
+        # of the runs' older files, those holding the pairs' events: found by reading two columns of
+        # each (DuckDB reads every column of a filtered scan), then read whole
+        older = self._older_files(runs)
+        holding = sorted(path for (path,) in self.con.execute(
+            f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, union_by_name = true) "
+            f"WHERE {near}").fetchall()) if older else []
+        raw = ["SELECT * FROM tracewh_after.new_raw", self._old_events(holding, near), self._old_fixes(near)]
+        self._in("tracewh_traces", lambda: self._events(raw, self.in_pairs("all_events"), self._events_sql_now(),
+                                                        as_table=True))
+
+    def old(self, table: str) -> str:
+        """Whether a row of `table` may be of a touched run: of one the store had (a new run has
+        no rows yet), as constants, unless there are very many (then of any touched run)."""
+        if len(self.had) <= MANY_RUNS:
+            return _among(f"{table}.run_id", self.had)
+        return self.among_touched(f"{table}.run_id")
+
+    def in_pairs(self, table: str) -> str:
+        """Whether a row of `table` is of a touched (run, trace) pair (no trace id: the run's pair of those)."""
+        return (f"EXISTS (SELECT 1 FROM tracewh_traces.touched_pairs AS p WHERE p.run_id = {table}.run_id "
+                f"AND p.trace_id IS NOT DISTINCT FROM {table}.trace_id)")
 
     def keep_before(self, view: ViewDef, table: str) -> None:
         """A run-local block's rows of the touched runs in the older version, kept before its refresh
         replaces them: they are its rows over the touched runs' events before (its declaration), so
-        a check of a view over it in `tracewh_before` reads them instead of computing them again."""
+        a check of a view over it in `tracewh_before` reads them instead of computing them again.
+        A trace-local block's refresh replaces the rows of the touched pairs only: those are copied,
+        and the rest are read from the table, where they stay."""
         if view.name not in self.checked:
             return
-        self.con.execute(f"CREATE TABLE tracewh_before.{view.name} AS "
-                         f"SELECT * FROM {table} WHERE run_id IN ({self.keys()})")
+        if view.local_by == "trace_id":
+            self.con.execute(f"CREATE TABLE tracewh_before.tracewh_pairs_{view.name} AS "
+                             f"SELECT * FROM {table} WHERE {self.old(table)} AND {self.in_pairs(table)}")
+            self.con.execute(f"CREATE VIEW tracewh_before.{view.name} AS SELECT * FROM {self.home}.{table} "
+                             f"WHERE {self.old(table)} AND NOT {self.in_pairs(table)} "
+                             f"UNION ALL SELECT * FROM tracewh_before.tracewh_pairs_{view.name}")
+        else:
+            self.con.execute(f"CREATE TABLE tracewh_before.{view.name} AS SELECT * FROM {table} WHERE {self.old(table)}")
         self.created["tracewh_before"].add(view.name)
 
     def relation(self, view: ViewDef, db: str = "tracewh_after") -> str:
-        """`view` over the touched runs' events in `db` (its run-local building blocks computed once)."""
-        self._in(db, lambda: self._create(_needed(self.views, view.name), db))
+        """`view` over the scope's events in `db` (its building blocks computed once)."""
+        if db == "tracewh_traces":
+            self._traces()
+        self._in(db, lambda: self._create(_needed(self.views, view.name), db, view.name))
         return f"{db}.{view.name}"
 
-    def _create(self, views: list[ViewDef], db: str) -> None:
+    def _create(self, views: list[ViewDef], db: str, target: str) -> None:
         for needed in views:
-            if needed.name not in self.created[db]:  # a run-local building block is computed once, as a table
-                local_block = needed.materialize and needed.local_by
-                self.con.execute(f"CREATE TABLE {needed.name} AS {needed.query}" if local_block else needed.sql)
-                self.created[db].add(needed.name)
+            if needed.name in self.created[db]:
+                continue
+            local_block = needed.materialize and needed.local_by
+            if db == "tracewh_after" and local_block and needed.name != target:
+                # refreshed (or skipped, having no rows here) before `target`, blocks going in
+                # dependency order: its table's rows of the touched runs are its rows here
+                self.con.execute(f"CREATE VIEW {needed.name} AS SELECT * FROM {self.home}.{_table(needed.name)} "
+                                 f"WHERE {self.among_touched('run_id')}")
+            elif local_block:  # computed once, as a table
+                self.con.execute(f"CREATE TABLE {needed.name} AS {needed.query}")
+            else:
+                self.con.execute(needed.sql)
+            self.created[db].add(needed.name)
 
-    def keys(self) -> str:
-        """A query of the run ids whose rows a refresh replaces."""
-        return "SELECT key FROM tracewh_after.touched_runs"
+    def among_touched(self, column: str) -> str:
+        """Whether `column` is a touched run: as constants (which DuckDB filters a scan with)
+        unless there are very many (a store's first catalog derived from the empty one)."""
+        if len(self.runs) <= MANY_RUNS:
+            return _among(column, self.runs)
+        return f"{column} IN (SELECT key FROM tracewh_after.touched_runs)"
 
     def changed(self, view: ViewDef) -> bool:
         """Whether a run-local view has rows for the touched runs, before or now (if not, it is
         unchanged: its rows of the other runs are the same)."""
-        return any(self.con.execute(f"SELECT EXISTS (FROM {self.relation(view, db)})").fetchone()[0]
-                   for db in ("tracewh_before", "tracewh_after"))
+        if view.name not in self.has_rows:
+            self.has_rows[view.name] = any(
+                self.con.execute(f"SELECT EXISTS (FROM {self.relation(view, db)})").fetchone()[0]
+                for db in ("tracewh_before", "tracewh_after"))
+        return self.has_rows[view.name]
+
+    def may_have_rows(self, view: ViewDef) -> bool:
+        """Whether a run-local view may have rows for the touched runs: not when it is declared
+        `within` a view that has none, before or now (the blocks of another benchmark's runs)."""
+        return self.touched and (view.within is None or self.changed(self.by_name[view.within]))
+
+
+def _refresh_pairs(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
+    """Replace a trace-local view's rows of the touched (run, trace) pairs by their rows now; whether there were any."""
+    table = _table(view.name)
+    scope.relation(view, "tracewh_traces")  # the pairs first: keep_before reads them
+    scope.keep_before(view, table)
+    deleted = con.execute(f"DELETE FROM {table} WHERE {scope.old(table)} AND {scope.in_pairs(table)}").fetchone()[0]
+    # only the pairs' rows: the scope's events_raw holds other pairs' corrections too (see _refresh_rows)
+    inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM tracewh_traces.{view.name} AS v "
+                           f"WHERE {scope.in_pairs('v')}").fetchone()[0]
+    return bool(deleted or inserted)
 
 
 def _refresh_rows(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
     """Replace a run-local view's rows of the touched runs by their rows now; whether there were any."""
     table = _table(view.name)
     scope.keep_before(view, table)
-    deleted = con.execute(f"DELETE FROM {table} WHERE run_id IN ({scope.keys()})").fetchone()[0]
+    deleted = con.execute(f"DELETE FROM {table} WHERE {scope.old(table)}").fetchone()[0]
     # Only the touched runs' rows: a view over `events_raw` (judgments) also sees, in the scope,
     # the corrections other runs logged, whose own rows are in the table already.
     inserted = con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {scope.relation(view)} "
-                           f"WHERE run_id IN ({scope.keys()})").fetchone()[0]
+                           f"WHERE {scope.among_touched('run_id')}").fetchone()[0]
     return bool(deleted or inserted)
 
 
@@ -513,7 +632,7 @@ def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, 
             if name not in by_name:  # not a view of ours (a table function?): assume it changed
                 return True
             plain = by_name[name]
-            changed[name] = scope.touched and scope.changed(plain) if plain.local_by else \
+            changed[name] = scope.may_have_rows(plain) and scope.changed(plain) if plain.local_by else \
                 any(reads(d) for d in plain.depends)
         return changed[name]
 

@@ -17,8 +17,16 @@ connection computes it when a query first needs it). docs/performance.md.
 depend only on that run's events (in `events`, corrections applied), so a newer version's
 catalog recomputes it for the runs a commit touched only. A plain view may declare the same with a line
 `-- tracewh: by run_id`: a newer version's catalog then asks it whether a commit changed it
-instead of assuming so. docs/catalog.md; the declarations are checked by
-tests/test_catalog_incremental.py, not trusted.
+instead of assuming so. `-- tracewh: materialize by trace_id` declares a building block
+trace-local: its rows carry run_id and trace_id, and its rows for a (run, trace) pair depend only
+on that pair's events (events without a trace id being one pair of their run); a newer
+version's catalog recomputes it for the pairs a commit touched only, so a commit into a long run
+costs the traces it adds, not the run. A run-local declaration may end `within <view>`, a
+run-local view its rows' runs are all rows of (`-- tracewh: materialize by run_id within
+dcb_runs`: a DecisionBench block has rows only for the runs dcb_runs lists); a newer version's
+catalog then skips the block for a commit whose runs that view has no row for, before or after
+(an OpenTelemetry commit is no DecisionBench run). docs/catalog.md; the declarations are checked
+by tests/test_catalog_incremental.py, not trusted.
 """
 
 from __future__ import annotations
@@ -39,9 +47,10 @@ CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\s+(.*)$
 SOURCE_RELATIONS = frozenset({"events_raw"})
 MATERIALIZE = "-- tracewh: materialize"
 MARKER = "-- tracewh:"
-# "-- tracewh: materialize", "-- tracewh: materialize by run_id", "-- tracewh: by run_id"; then prose.
-MARKER_LINE = re.compile(r"^-- tracewh: (?:(materialize)(?: by (\w+))?|by (\w+))(?:\s|$)")
-LOCAL_KEYS = frozenset({"run_id"})
+# "-- tracewh: materialize", "-- tracewh: materialize by run_id" or "by trace_id", "-- tracewh: by run_id",
+# the run-local ones optionally followed by "within <view>"; then prose.
+MARKER_LINE = re.compile(r"^-- tracewh: (?:(materialize)(?: by (\w+))?|by (\w+))(?: within (\w+))?(?:\s|$)")
+LOCAL_KEYS = frozenset({"run_id", "trace_id"})  # a trace-local view is run-local too
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,8 @@ class ViewDef:
     path: Path
     depends: frozenset[str]
     materialize: bool = False
-    local_by: str | None = None  # "run_id": declared run-local (see the module's docstring)
+    local_by: str | None = None  # "run_id" or "trace_id": declared run- or trace-local (the module's docstring)
+    within: str | None = None  # a run-local view whose runs this one's rows are all of (the module's docstring)
 
     @property
     def query(self) -> str:
@@ -86,21 +96,24 @@ def parse_view(path: Path) -> ViewDef:
     except TracewhError as e:
         raise TracewhError(f"{path.name}: {e}") from None
     reads = tree.tables() - tree.cte_names() - {name}
-    materialize, local_by = _marker(sql, path)
-    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize, local_by)
+    materialize, local_by, within = _marker(sql, path)
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize, local_by, within)
 
 
-def _marker(sql: str, path: Path) -> tuple[bool, str | None]:
-    """(materialized?, the key it is run-local by, if declared) from the `-- tracewh: ...` line."""
+def _marker(sql: str, path: Path) -> tuple[bool, str | None, str | None]:
+    """(materialized?, the key it is local by, the view its runs are within, if declared) from the
+    `-- tracewh: ...` line."""
     for line in sql.splitlines():
         if line.startswith(MARKER):
             found = MARKER_LINE.match(line)
             key = found and (found.group(2) or found.group(3))
-            if found is None or (key is not None and key not in LOCAL_KEYS):
-                raise TracewhError(f"{path.name}: expected '{MATERIALIZE}', '{MATERIALIZE} by run_id' "
-                                   f"or '{MARKER} by run_id', got {line!r}")
-            return found.group(1) is not None, key
-    return False, None
+            if found is None or (key is not None and key not in LOCAL_KEYS) or found.group(3) == "trace_id" \
+                    or (found.group(4) and key is None):
+                raise TracewhError(f"{path.name}: expected '{MATERIALIZE}', '{MATERIALIZE} by run_id', "
+                                   f"'{MATERIALIZE} by trace_id' or '{MARKER} by run_id', the run-local ones "
+                                   f"optionally followed by 'within <view>', got {line!r}")
+            return found.group(1) is not None, key, found.group(4)
+    return False, None, None
 
 
 def _without_comments(sql: str) -> str:
@@ -136,7 +149,24 @@ def load_views() -> tuple[ViewDef, ...]:
         order = list(TopologicalSorter(graph).static_order())
     except CycleError as e:
         raise TracewhError(f"views read each other in a cycle: {e.args[1]}") from None
+    for view in views.values():
+        _check_within(view, views)
     return tuple(views[name] for name in order)
+
+
+def _check_within(view: ViewDef, views: dict[str, ViewDef]) -> None:
+    """`within X`: X must be a run-local view that `view` reads, directly or not (so the catalog
+    has computed X's rows of a commit's runs when it comes to `view`)."""
+    if view.within is None:
+        return
+    reads, stack = set(), list(view.depends)
+    while stack:
+        if (name := stack.pop()) in views and name not in reads:
+            reads.add(name)
+            stack += views[name].depends
+    if view.within not in reads or not views[view.within].local_by:
+        raise TracewhError(f"{view.path.name}: 'within {view.within}' names a view it does not read or that is "
+                           "not declared run-local ('-- tracewh: by run_id')")
 
 
 def views_needed(tables: Iterable[str]) -> list[ViewDef]:

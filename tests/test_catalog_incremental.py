@@ -6,7 +6,9 @@ catalog built from scratch.
 
 The property test ingests random sequences of batches through the real `Warehouse.ingest`
 (new runs of every benchmark in its real format, more events for old runs, corrections that
-supersede events of the same or another run, events sharing another run's trace id,
+supersede events of the same or another run, events sharing another run's trace id, an
+OpenTelemetry run's spans in small requests taken in any order (a child before its agent span,
+more traces of a long run),
 re-ingests that add nothing, `optimize` compactions, people's labels and their corrections,
 review-queue items) and after every commit compares every view
 of the derived catalog with a from-scratch build, row for row. That is what checks each view's
@@ -27,6 +29,7 @@ from typing import Any
 import duckdb
 import pytest
 from helpers import llm_call, write_native, write_zip
+from otel_spans import genai_agent_spans, make_provider, otlp_requests, write_otlp_proto_file
 from test_catalog import forget_views, views_copy  # noqa: F401 (a fixture)
 
 import tracewh as tw
@@ -67,7 +70,18 @@ def sources(tmp_path_factory) -> list[Path]:
     ecb = _split_zip(write_entcollabbench_demo(root / "ecb-all")[0], root / "ecb",
                      lambda name: Path(name).stem.split("-", 1)[-1])
     rng = random.Random(0)  # a fixed, varied subset keeps each step small
-    return rng.sample(agent, 3) + rng.sample(dcb, 8) + rng.sample(d52, 4) + ecb
+    return rng.sample(agent, 3) + rng.sample(dcb, 8) + rng.sample(d52, 4) + ecb + otel_requests(root / "otel")
+
+
+def otel_requests(out: Path) -> list[Path]:
+    """One OpenTelemetry run of three traces (tasks) in requests of 4 spans, a file each: taken
+    in any order, a trace's spans come in several commits, its agent span before or after the
+    spans it names the agent of."""
+    provider, memory = make_provider(benchmark="otel", run_id="otel-long-run", seed=3)
+    genai_agent_spans(provider, tasks=["t1", "t2", "t3"], t0_ns=1_790_000_000_000_000_000)
+    out.mkdir(parents=True)
+    return [write_otlp_proto_file(out / f"spans-{i}.binpb", [request])
+            for i, request in enumerate(otlp_requests(list(memory.get_finished_spans()), 4))]
 
 
 # -- comparing a derived catalog with a from-scratch build ------------------------------------------
@@ -223,6 +237,14 @@ def test_a_derived_catalog_has_every_row_of_a_full_build(tmp_path, sources, refr
     assert refreshes == [True, True, True]  # each catalog after the first derived from the one before
 
 
+def test_touched_runs_read_from_a_table_when_too_many_to_name(tmp_path, sources, refreshes, monkeypatch):
+    """A derivation names the touched runs in its SQL as constants, up to MANY_RUNS of them (the
+    first catalog derived from the empty one touches every run): past it, the same rows."""
+    monkeypatch.setattr(catalog, "MANY_RUNS", 1)
+    run_sequence(tmp_path, sources, seed=1, steps=3)
+    assert refreshes == [True, True, True]  # the first from the empty catalog (odd seed)
+
+
 @pytest.mark.heavy
 @pytest.mark.skipif(not HEAVY, reason="TRACEWH_HEAVY=1 runs the long sequences")
 @pytest.mark.parametrize("seed", range(1, 11))
@@ -231,6 +253,34 @@ def test_long_sequences_of_batches(tmp_path, sources, seed):
 
 
 # -- what each kind of commit does to the catalog ---------------------------------------------------
+
+def test_spans_of_a_long_run_refresh_their_traces_only(tmp_path, refreshes, monkeypatch):
+    """An OpenTelemetry run committed request by request, children before their agent spans (as
+    SDKs export them): each trace-local block (`span_agents`) is recomputed over the events of the
+    traces a commit touched, not over the run, and every view matches a full build each time."""
+    scoped: list[tuple[int, int]] = []  # (traces, events) in each derivation's trace scope
+    real = catalog.Scope._traces
+
+    def spy(self) -> None:
+        if "tracewh_traces" not in self.created:
+            real(self)
+            scoped.append(self.con.execute("SELECT count(DISTINCT trace_id), count(*) FROM tracewh_traces.events")
+                          .fetchone())
+
+    monkeypatch.setattr(catalog.Scope, "_traces", spy)
+    wh = tmp_path / "wh"
+    requests = otel_requests(tmp_path / "otel")
+    for request in requests:
+        tw.open(wh).ingest([request])
+        tw.open(wh).query("select count(*) from llm_calls")
+        assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
+    assert refreshes == [True] * (len(requests) - 1)
+    # requests of 4 spans: one or two traces each; a request's spans and their traces' earlier ones, no more
+    run_events = tw.open(wh).query("select count(*) as n from events").tuples()[0][0]
+    assert all(traces <= 2 and events < run_events for traces, events in scoped), (scoped, run_events)
+    # and the agent of each LLM call, named only by its agent span, which came in a later request than some
+    assert tw.open(wh).query("select count(*) as n from llm_calls where agent is null").tuples() == [(0,)]
+
 
 def score(run: str, seq: int, value: float, **fields: Any) -> dict[str, Any]:
     return {"run_id": run, "benchmark": "custom", "kind": "score", "task_id": "t1", "seq": seq, "score": value,
@@ -313,6 +363,45 @@ def test_a_marker_naming_an_unknown_key_is_refused(tmp_path):
     view.write_text("-- A view.\n-- tracewh: materialize by model\nCREATE OR REPLACE VIEW zz_bad AS SELECT 1 AS x;\n")
     with pytest.raises(TracewhError, match="zz_bad.sql: expected '-- tracewh: materialize'"):
         registry.parse_view(view)
+
+
+@pytest.mark.parametrize(("marker", "why"), [
+    ("-- tracewh: materialize within runs", "expected '-- tracewh: materialize'"),  # within needs run-local
+    ("-- tracewh: materialize by run_id within no_such_view", "names a view it does not read"),
+    ("-- tracewh: materialize by run_id within tasks", "not declared run-local"),  # read, but plain
+])
+def test_a_within_declaration_must_name_a_run_local_view_it_reads(views_copy, marker, why):
+    from tracewh.errors import TracewhError
+    from tracewh.queries import registry
+
+    view = views_copy / "core" / "zz_within.sql"
+    view.write_text(f"-- A view.\n{marker}\nCREATE OR REPLACE VIEW zz_within AS SELECT run_id FROM tasks;\n")
+    forget_views()
+    with pytest.raises(TracewhError, match=why):
+        registry.load_views()
+
+
+def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sources, monkeypatch):
+    """After a DecisionBench run, an OpenTelemetry commit refreshes no block declared `within
+    dcb_runs` or `within ecb_runs` (its runs are none of theirs), and the catalog is still a full build's."""
+    refreshed: list[str] = []
+    real = catalog._refresh_rows
+
+    def spy(con, view, scope):
+        refreshed.append(view.name)
+        return real(con, view, scope)
+
+    monkeypatch.setattr(catalog, "_refresh_rows", spy)
+    wh = tmp_path / "wh"
+    tw.open(wh).ingest([next(p for p in sources if p.parent.name == "dcb")])
+    tw.open(wh).query("select count(*) from dcb_tasks")
+    assert "dcb_tasks" not in refreshed  # the first catalog: built from scratch
+    tw.open(wh).ingest([p for p in sources if p.parent.name == "otel"][:2])
+    tw.open(wh).query("select count(*) from dcb_tasks")
+    within = {v.name for v in load_views() if v.within}
+    assert {"dcb_tasks", "dcb_step_skills", "ecb_tasks"} <= within
+    assert refreshed and not within & set(refreshed)  # runs, judgments, ... were; none of these
+    assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
 
 
 def test_a_false_run_local_declaration_is_caught(tmp_path, sources, views_copy):

@@ -13,36 +13,41 @@
 -- DELEGATE-52 environment dataset `delegate52-dataset`) is no run and has no row; its
 -- events stay in `events` and the views that read them (d52_environments).
 -- tracewh: materialize by run_id (a headline view: GET /runs and the web page read it on every request;
--- computing it over every event took ~250 ms per request on the demo store)
+-- computing it over every event took ~250 ms per request on the demo store). Added up from
+-- run_parts, so a commit into a long run reads its parts, not its events.
 CREATE OR REPLACE VIEW runs AS
 WITH totals AS (
     SELECT
         run_id,
         any_value(benchmark) AS benchmark,
-        mode(model) FILTER (WHERE kind = 'llm_call') AS llm_model,
-        count(*) AS n_events,
         count(DISTINCT task_id) AS n_tasks,
-        count(*) FILTER (WHERE kind = 'llm_call') AS n_llm_calls,
-        count(*) FILTER (WHERE kind = 'tool_call') AS n_tool_calls,
-        count(*) FILTER (WHERE kind = 'delegation') AS n_delegations,
+        sum(n_events)::BIGINT AS n_events,
+        sum(n_llm_calls)::BIGINT AS n_llm_calls,
+        sum(n_tool_calls)::BIGINT AS n_tool_calls,
+        sum(n_delegations)::BIGINT AS n_delegations,
         coalesce(sum(prompt_tokens), 0)::BIGINT AS prompt_tokens,
         coalesce(sum(completion_tokens), 0)::BIGINT AS completion_tokens,
         coalesce(sum(reasoning_tokens), 0)::BIGINT AS reasoning_tokens,
         coalesce(sum(cached_tokens), 0)::BIGINT AS cached_tokens,
-        count(*) FILTER (WHERE kind = 'llm_call' AND (prompt_tokens IS NULL OR completion_tokens IS NULL))
-            AS untokened_calls,
-        count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) AS unpriced_calls,
-        coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) AS priced_cost,
-        count(*) FILTER (WHERE kind NOT IN ('registry', 'run_attrs')) AS n_activity,
-        min(ts) FILTER (WHERE kind <> 'run_attrs') AS first_ts,
-        max(ts) FILTER (WHERE kind <> 'run_attrs') AS last_ts
-    FROM events
+        sum(untokened_calls) AS untokened_calls,
+        sum(unpriced_calls)::BIGINT AS unpriced_calls,
+        coalesce(sum(priced_cost), 0) AS priced_cost,
+        sum(n_activity) AS n_activity,
+        min(first_ts) AS first_ts,
+        max(last_ts) AS last_ts
+    FROM run_parts
+    GROUP BY run_id
+),
+-- the model of most LLM calls (the mode of their models)
+llm_models AS (
+    SELECT run_id, arg_max(llm_model, n) AS llm_model
+    FROM (SELECT run_id, llm_model, sum(n_llm_calls) AS n FROM run_parts WHERE llm_model IS NOT NULL GROUP BY ALL)
     GROUP BY run_id
 )
 SELECT
     t.run_id,
     t.benchmark,
-    coalesce(a.attrs ->> '$.model', t.llm_model) AS model,
+    coalesce(a.attrs ->> '$.model', m.llm_model) AS model,
     coalesce(a.attrs, '{}'::JSON) AS attrs,
     t.n_events, t.n_tasks, t.n_llm_calls, t.n_tool_calls, t.n_delegations,
     CASE WHEN t.untokened_calls = 0 THEN t.prompt_tokens END AS prompt_tokens,
@@ -54,6 +59,7 @@ SELECT
     t.first_ts, t.last_ts,
     s.score
 FROM totals AS t
+LEFT JOIN llm_models AS m USING (run_id)
 LEFT JOIN run_attributes AS a USING (run_id)
 LEFT JOIN (SELECT run_id, avg(score) AS score FROM tasks GROUP BY run_id) AS s USING (run_id)
 WHERE t.n_activity > 0;

@@ -6,32 +6,27 @@
 -- without a task (run attributes, registries) belong to none. Cost counts LLM calls only and
 -- the time span leaves out run_attrs events, as in `runs`: cost_usd is NULL when any of the
 -- task's LLM calls has no cost, never a partial sum (unpriced_calls counts them).
+-- Added up from run_parts (a task's events may span traces).
 CREATE OR REPLACE VIEW tasks AS
 SELECT
     run_id,
     task_id,
     any_value(benchmark) AS benchmark,
-    min(seq) AS first_seq,
-    count(*) AS n_events,
-    count(*) FILTER (WHERE kind = 'llm_call') AS n_llm_calls,
-    count(*) FILTER (WHERE kind = 'tool_call') AS n_tool_calls,
-    count(*) FILTER (WHERE kind = 'delegation') AS n_delegations,
+    min(first_seq) AS first_seq,
+    sum(n_events)::BIGINT AS n_events,
+    sum(n_llm_calls)::BIGINT AS n_llm_calls,
+    sum(n_tool_calls)::BIGINT AS n_tool_calls,
+    sum(n_delegations)::BIGINT AS n_delegations,
     -- token counts likewise: NULL when any LLM call logged none, never a partial sum
-    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND prompt_tokens IS NULL) = 0
-         THEN coalesce(sum(prompt_tokens), 0)::BIGINT END AS prompt_tokens,
-    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND completion_tokens IS NULL) = 0
-         THEN coalesce(sum(completion_tokens), 0)::BIGINT END AS completion_tokens,
-    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND (prompt_tokens IS NULL OR completion_tokens IS NULL)) = 0
+    CASE WHEN sum(unprompted_calls) = 0 THEN coalesce(sum(prompt_tokens), 0)::BIGINT END AS prompt_tokens,
+    CASE WHEN sum(uncompleted_calls) = 0 THEN coalesce(sum(completion_tokens), 0)::BIGINT END AS completion_tokens,
+    CASE WHEN sum(untokened_calls) = 0
          THEN coalesce(sum(prompt_tokens), 0)::BIGINT + coalesce(sum(completion_tokens), 0)::BIGINT END AS total_tokens,
-    CASE WHEN count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) = 0
-         THEN coalesce(sum(cost_usd) FILTER (WHERE kind = 'llm_call'), 0) END AS cost_usd,
-    count(*) FILTER (WHERE kind = 'llm_call' AND cost_usd IS NULL) AS unpriced_calls,
-    min(ts) FILTER (WHERE kind <> 'run_attrs') AS first_ts,
-    max(ts) FILTER (WHERE kind <> 'run_attrs') AS last_ts,
-    coalesce(
-        arg_max(score, seq) FILTER (WHERE kind = 'score' AND subtask IS NULL AND score IS NOT NULL),
-        arg_max(score, seq) FILTER (WHERE kind = 'score' AND score IS NOT NULL)
-    ) AS score
-FROM events
+    CASE WHEN sum(unpriced_calls) = 0 THEN coalesce(sum(priced_cost), 0) END AS cost_usd,
+    sum(unpriced_calls)::BIGINT AS unpriced_calls,
+    min(first_ts) AS first_ts,
+    max(last_ts) AS last_ts,
+    coalesce(arg_max(top_score, top_seq), arg_max(any_score, any_seq)) AS score
+FROM run_parts
 WHERE task_id IS NOT NULL
 GROUP BY run_id, task_id;

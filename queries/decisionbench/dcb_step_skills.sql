@@ -8,7 +8,7 @@
 -- >= 15,000 tokens -> long_input_handling; (7) gaia with >= 2 earlier tool calls ->
 -- multi_step_reasoning, gaia otherwise none; (8) tau or bfcl -> multi_turn_state_tracking.
 -- The gaps written "..." in the rules match up to 60 characters on one line.
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within dcb_runs
 CREATE OR REPLACE VIEW dcb_step_skills AS
 SELECT
     run_id, trace_id, task_id, step, model, suite,

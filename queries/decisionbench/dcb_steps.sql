@@ -3,7 +3,7 @@
 -- tool_names / arguments: the tool calls the step requested; prompt_tokens falls back to
 -- prompt characters / 4 where a source logs no usage (τ-bench); prior_tool_calls counts
 -- the tool calls of the task's earlier steps.
--- tracewh: by run_id
+-- tracewh: by run_id within dcb_runs
 CREATE OR REPLACE VIEW dcb_steps AS
 WITH steps AS (
     SELECT

@@ -2,7 +2,7 @@
 --
 -- The dominant skill is the modal skill of the orchestrator's tagged steps, ties to the
 -- most recent; _infra_delegation and untagged steps do not count.
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within dcb_runs
 CREATE OR REPLACE VIEW dcb_task_skills AS
 SELECT
     run_id, trace_id, skill,

@@ -7,7 +7,7 @@
 -- gives none: a sum missing an unpriced call would be a made-up partial total). latency_s: the harness's task
 -- latency, else the sum of the orchestrator's call latencies. n_steps: the harness's
 -- count, else the orchestrator's completions.
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within dcb_runs
 CREATE OR REPLACE VIEW dcb_tasks AS
 WITH attempts AS (
     SELECT

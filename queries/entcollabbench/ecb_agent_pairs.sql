@@ -5,7 +5,7 @@
 -- failure, or one that failed before judging (request error, timeout, judge error).
 -- Those count as failed, by the multi-step rule. Without the task file such pairs are
 -- unknown and only judged pairs count (the driver's agent_pass_rate).
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within ecb_runs
 CREATE OR REPLACE VIEW ecb_agent_pairs AS
 WITH judged AS (
     SELECT run_id, task_id, subtask_index, agent, passed FROM ecb_agent_judgments

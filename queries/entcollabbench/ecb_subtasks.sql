@@ -4,7 +4,7 @@
 -- task fails (the driver already skips them; this also covers a judge error, after
 -- which later subtasks still run). skipped: not run because an earlier one failed or
 -- seeding failed.
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within ecb_runs
 CREATE OR REPLACE VIEW ecb_subtasks AS
 WITH own AS (
     SELECT

@@ -5,7 +5,7 @@
 -- has more than one subtask); `ingest --attr subset=… --attr multi=…` overrides both.
 -- tokens: input + output tokens of the attempt's LLM calls (llm_response_meta, the only
 -- token source); without a trajectory, the driver's run_input_tokens + run_output_tokens.
--- tracewh: materialize by run_id
+-- tracewh: materialize by run_id within ecb_runs
 CREATE OR REPLACE VIEW ecb_tasks AS
 WITH llm_tokens AS (
     SELECT trace_id, sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) AS tokens
