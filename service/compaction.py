@@ -11,8 +11,7 @@ rewrites stays on disk: merging every small file into one growing file, as a sin
 would write a live partition about 18 times over in 300 s if run every 5 s, and about 40 times in
 an hour at 1,000 spans/s (estimates, docs/performance.md). In tiers a byte is rewritten a few
 times at most, so the first tier can run often, which keeps a catalog derivation and every query
-reading few files (live query p99 1.68 -> 1.05 s over 300 s). A committer with requests waiting
-defers a due compaction to its next idle moment (DEFER_INTERVALS)."""
+reading few files (live query p99 1.68 -> 1.05 s over 300 s)."""
 
 from __future__ import annotations
 
@@ -30,10 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("tracewh.compaction")
 SMALL_FILE_BYTES = 1 << 20  # the first tier's file size: about 40 s of a partition's spans at 1,000 spans/s
 LARGE_TIER = 8  # the second tier runs at this many times the first tier's count of files
-# A due compaction waits for a moment when no request waits for the committer, for at most this
-# many intervals: a compaction holds the committer for about 0.4 s, and of the slowest 5% of
-# export calls in a 300 s live run, 27 of 29 had waited through one.
-DEFER_INTERVALS = 4
 
 
 class Compactor:
@@ -45,15 +40,12 @@ class Compactor:
         self._lock = threading.Lock()
         self._checked = time.monotonic()
 
-    def compact_if_due(self, warehouse: Warehouse | CommitProcess, waiting: bool = False) -> None:
-        """`warehouse`: the store, or the OTLP committer's process working on it (the same calls).
-        `waiting`: requests wait for the committer; then a due compaction waits for a moment
-        when none does, up to DEFER_INTERVALS intervals."""
+    def compact_if_due(self, warehouse: Warehouse | CommitProcess) -> None:
+        """`warehouse`: the store, or the OTLP committer's process working on it (the same calls)."""
         if not self._lock.acquire(blocking=False):
             return  # another committer is at it
         try:
-            since = time.monotonic() - self._checked
-            if since < self.interval_s or (waiting and since < self.interval_s * DEFER_INTERVALS):
+            if time.monotonic() - self._checked < self.interval_s:
                 return
             self._checked = time.monotonic()
             # The catalogs of the version compacted and of the compaction's own version built at

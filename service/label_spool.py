@@ -153,7 +153,7 @@ class LabelSpool:
                 with suppress(queue.Empty):
                     group.append(self.waiting.get(timeout=left))
             self._commit(warehouse, group)
-            self.compactor.compact_if_due(warehouse, waiting=not self.waiting.empty())
+            self.compactor.compact_if_due(warehouse)
 
     def _commit(self, warehouse: Warehouse, group: list[Spooled]) -> None:
         """Commit the group as one batch, build the new version's catalog (so a reader that no

@@ -174,7 +174,7 @@ class Committer:
             # twice in a row, so that a steady stream does not keep new spans out of the reads.
             if deferred or self.waiting.empty():
                 self._prepare()
-            self.compactor.compact_if_due(self.process, waiting=not self.waiting.empty())
+            self.compactor.compact_if_due(self.process)
 
     def _prepare(self) -> None:
         """The newest version's catalog built: the service's reads open the newest version whose

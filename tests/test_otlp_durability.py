@@ -369,30 +369,6 @@ def test_a_compaction_in_tiers_leaves_files_of_its_size_as_they_are(tmp_path):
     assert tw.open(wh.path).query("select count(*) as n from llm_calls").tuples() == [(18,)]
 
 
-def test_a_due_compaction_waits_while_requests_wait_but_not_past_its_limit(tmp_path):
-    """A compaction holds the committer for a while: while requests wait for it, a due one waits
-    for an idle moment, for DEFER_INTERVALS intervals at most."""
-    from helpers import llm_call, write_native
-
-    from tracewh.service.compaction import DEFER_INTERVALS, Compactor
-
-    wh = tw.Warehouse(tmp_path / "wh")
-    for n in range(3):
-        wh.ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(3)])])
-    interval = 0.3
-    compactor = Compactor(files=1, interval_s=interval)
-    time.sleep(interval * 1.2)  # due
-    compactor.compact_if_due(wh, waiting=True)
-    assert len(tw.open(wh.path).store.files()) == 3  # deferred: requests wait
-    compactor.compact_if_due(wh, waiting=False)
-    assert len(tw.open(wh.path).store.files()) == 1  # an idle moment: compacted
-    for n in range(3, 6):
-        wh.ingest([write_native(tmp_path / f"{n}.jsonl", [llm_call(f"r{n}", i) for i in range(3)])])
-    time.sleep(interval * (DEFER_INTERVALS + 0.5))  # overdue
-    compactor.compact_if_due(wh, waiting=True)
-    assert len(tw.open(wh.path).store.files()) == 1  # compacted although requests wait
-
-
 def test_many_small_commits_are_compacted_without_changing_answers_or_old_versions(tmp_path):
     from fastapi.testclient import TestClient
 
