@@ -41,7 +41,7 @@ import duckdb
 
 from ..version import __version__
 from ..warehouse.sqltext import literal, literal_list
-from .registry import QUERIES_DIR, ViewDef, load_views
+from .registry import QUERIES_DIR, ViewDef, load_views, reads_all
 
 log = logging.getLogger("tracewh.catalog")
 FOLDER = "_catalog"
@@ -641,11 +641,7 @@ def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, 
 
 def _needed(views: tuple[ViewDef, ...], name: str) -> list[ViewDef]:
     """View `name` and every view it reads, in creation order."""
-    by_name, wanted, stack = {v.name: v for v in views}, set(), [name]
-    while stack:
-        if (next_name := stack.pop()) in by_name and next_name not in wanted:
-            wanted.add(next_name)
-            stack += by_name[next_name].depends
+    wanted = reads_all({v.name: v for v in views}, name)
     return [v for v in views if v.name in wanted]
 
 

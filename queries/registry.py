@@ -154,17 +154,22 @@ def load_views() -> tuple[ViewDef, ...]:
     return tuple(views[name] for name in order)
 
 
+def reads_all(views: dict[str, ViewDef], name: str) -> set[str]:
+    """View `name` and every view of `views` it reads, directly or not."""
+    found, stack = set(), [name]
+    while stack:
+        if (next_name := stack.pop()) in views and next_name not in found:
+            found.add(next_name)
+            stack += views[next_name].depends
+    return found
+
+
 def _check_within(view: ViewDef, views: dict[str, ViewDef]) -> None:
     """`within X`: X must be a run-local view that `view` reads, directly or not (so the catalog
     has computed X's rows of a commit's runs when it comes to `view`)."""
     if view.within is None:
         return
-    reads, stack = set(), list(view.depends)
-    while stack:
-        if (name := stack.pop()) in views and name not in reads:
-            reads.add(name)
-            stack += views[name].depends
-    if view.within not in reads or not views[view.within].local_by:
+    if view.within not in reads_all(views, view.name) - {view.name} or not views[view.within].local_by:
         raise TracewhError(f"{view.path.name}: 'within {view.within}' names a view it does not read or that is "
                            "not declared run-local ('-- tracewh: by run_id')")
 
