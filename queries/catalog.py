@@ -16,10 +16,10 @@ Incremental: the store is append-only, so a new version's catalog starts from th
 one already built for an older version (same views digest and store path): a copy of that
 file, whose `events_raw` gets the new files, whose run-local building blocks (`materialize
 by run_id`) are recomputed for the runs the new files touch only, and whose other building
-blocks are recomputed from their (refreshed) inputs when those may have changed. A version
-made by `optimize` from the older one keeps every computed row (the same events in other
-files); any other version whose files are not a superset of the older one's is built in
-full. A small store without an older catalog starts from its empty catalog (every view, no
+blocks are recomputed from their (refreshed) inputs when those may have changed. Files that
+`optimize` wrote from the older version's files keep every computed row (the same events in
+other files), with commits after the compaction derived as above; any other version whose files
+are not a superset of the older one's is built in full. A small store without an older catalog starts from its empty catalog (every view, no
 events), when the service has built it. Why this gives the rows a full build gives: docs/catalog.md.
 """
 
@@ -32,7 +32,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
@@ -323,14 +323,17 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     if any(_table(v.name) not in tables for v in views if v.materialize):
         return False  # a view the older data broke stays a plain view there: a full build decides anew
     held = {path for (path,) in con.execute(f"SELECT path FROM {FILES}").fetchall()}
-    if gone := sorted(held - set(files)):
-        if not _compacted(con, gone, [f for f in files if f not in held]):
-            return False  # files removed, and not by a compaction of their events alone: built from scratch
-        define_events_raw(con, files)
-        con.execute("CHECKPOINT")
-        return True
     new = [f for f in files if f not in held]
+    if gone := sorted(held - set(files)):
+        outputs = _compaction_outputs(con, gone, new)
+        if outputs is None:
+            return False  # files removed, and not by a compaction of their events alone: built from scratch
+        _record_compaction(con, gone, outputs)
+        new = [f for f in new if f not in outputs]  # what commits after the compaction added, if any
     if not new:
+        if gone:
+            define_events_raw(con, files)
+            con.execute("CHECKPOINT")
         return True
     define_events_raw(con, files)
     corrected_before = _corrections(con)
@@ -342,7 +345,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
         if view.materialize and view.local_by == "trace_id":
             changed[view.name] = scope.touched and _refresh_pairs(con, view, scope)
         elif view.materialize and view.local_by:
-            changed[view.name] = scope.may_have_rows(view) and _refresh_rows(con, view, scope)
+            changed[view.name] = scope.may_have_rows(view, changed) and _refresh_rows(con, view, scope)
         elif view.materialize:
             changed[view.name] = _reads_change(view, views, changed, scope)
             if changed[view.name]:  # the catalog's view reads the table: only the table is made again
@@ -351,38 +354,55 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     return True
 
 
-def _compacted(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str]) -> bool:
-    """Whether the files that came hold exactly the events of those that went (`optimize` merged
-    small files, the version before it being the older catalog's): then every row the catalog
-    computed stands, and only its file list changes, which this does. Compared by event id as
-    multisets: a store holds an event id once, and `optimize` rewrites rows without changing them."""
+def _compaction_outputs(con: duckdb.DuckDBPyConnection, gone: list[str], came: list[str]) -> set[str] | None:
+    """Of the files that came, those `optimize` wrote from the files that went: the files holding
+    event ids of those only (a commit adds event ids the store never held). None unless they hold
+    exactly the events that went, compared by event id as multisets (a store holds an event id
+    once, and `optimize` rewrites rows without changing them): then the files went by a compaction
+    of their events alone, every row the catalog computed stands, and the other files that came
+    are commits made after it (the service's committer derives a compaction's catalog with the
+    next commit's, docs/catalog.md)."""
     if not came:
-        return False
-    went, arrived = (f"SELECT event_id FROM read_parquet({literal_list(paths)}, union_by_name = true)"
-                     for paths in (gone, came))
-    if con.execute(f"SELECT EXISTS ({went} EXCEPT ALL {arrived}) OR EXISTS ({arrived} EXCEPT ALL {went})").fetchone()[0]:
-        return False
+        return None
+    con.execute(f"CREATE OR REPLACE TEMP TABLE tracewh_went AS "
+                f"SELECT event_id FROM read_parquet({literal_list(gone)}, union_by_name = true)")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE tracewh_came AS SELECT filename AS path, event_id "
+                f"FROM read_parquet({literal_list(came)}, filename = true, union_by_name = true)")
+    outputs = {path for (path,) in con.execute(
+        "SELECT path FROM tracewh_came GROUP BY path HAVING bool_and(event_id IN (SELECT event_id FROM tracewh_went))"
+    ).fetchall()}
+    written = f"SELECT event_id FROM tracewh_came WHERE path IN (SELECT unnest({literal_list(sorted(outputs))}::VARCHAR[]))"
+    differ = con.execute(f"SELECT EXISTS (FROM tracewh_went EXCEPT ALL {written}) "
+                         f"OR EXISTS ({written} EXCEPT ALL FROM tracewh_went)").fetchone()[0]
+    con.execute("DROP TABLE tracewh_went")
+    con.execute("DROP TABLE tracewh_came")
+    return None if differ else outputs
+
+
+def _record_compaction(con: duckdb.DuckDBPyConnection, gone: list[str], outputs: set[str]) -> None:
+    """The file list after a compaction: the files that went out, the files it wrote in."""
     for table in (FILES, FILE_RUNS):
         con.execute(f"DELETE FROM {table} WHERE path IN (SELECT unnest({literal_list(gone)}::VARCHAR[]))")
-    _record_files(con, came)
-    return True
+    _record_files(con, sorted(outputs))
 
 
-def _touched_runs(con: duckdb.DuckDBPyConnection, new: list[str], new_raw: str, corrected: str
+def _touched_runs(con: duckdb.DuckDBPyConnection, new: list[str], new_raw: str, corrected: str, new_pairs: str
                   ) -> tuple[list[str], list[str]]:
     """The runs whose events differ between the older version and this one, as (runs the older
     version had, new runs): the runs of the new files' events (`new_raw`; recorded already in the
     file-runs table), the runs of the events their corrections hide (the table `corrected`), and
     every run that shares a trace id with those, and so on (a view declared run-local may join
-    events on trace_id: then a trace's runs are one unit)."""
+    events on trace_id: then a trace's runs are one unit). The (run, trace) pairs the older version
+    did not have are made the table `new_pairs` and added to the run-traces table."""
     runs = {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {FILE_RUNS} "
                                           f"WHERE path IN ({_literals(new)})").fetchall()}
     runs |= {run for (run,) in con.execute(f"SELECT DISTINCT run_id FROM {corrected}").fetchall()}
     had = {run for (run,) in con.execute(
         f"SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE {_among('run_id', runs)}").fetchall()}
     # the pairs are new but for runs the store had (a new run's pairs are all new)
-    con.execute(f"INSERT INTO {RUN_TRACES} SELECT DISTINCT run_id, trace_id FROM {new_raw} "
+    con.execute(f"CREATE TABLE {new_pairs} AS SELECT DISTINCT run_id, trace_id FROM {new_raw} "
                 f"EXCEPT SELECT run_id, trace_id FROM {RUN_TRACES} WHERE {_among('run_id', had)}")
+    con.execute(f"INSERT INTO {RUN_TRACES} SELECT * FROM {new_pairs}")
     while runs:
         linked = {run for (run,) in con.execute(f"""
             SELECT DISTINCT run_id FROM {RUN_TRACES} WHERE trace_id IN (
@@ -436,7 +456,8 @@ class Scope:
         con.execute("CREATE TABLE tracewh_after.corrected AS SELECT DISTINCT run_id, trace_id FROM events_raw "
                     "WHERE event_id IN (SELECT supersedes FROM tracewh_after.new_raw)" if self.new_fixes else
                     "CREATE TABLE tracewh_after.corrected (run_id VARCHAR, trace_id VARCHAR)")
-        had, fresh = _touched_runs(con, new, "tracewh_after.new_raw", "tracewh_after.corrected")
+        had, fresh = _touched_runs(con, new, "tracewh_after.new_raw", "tracewh_after.corrected",
+                                   "tracewh_after.new_pairs")
         self.touched, self.had, self.runs = bool(had or fresh), had, had + fresh
         con.execute(f"CREATE TABLE tracewh_after.touched_runs AS "
                     f"SELECT unnest({literal_list(had + fresh)}::VARCHAR[]) AS key")
@@ -496,7 +517,9 @@ class Scope:
 
     def _traces(self) -> None:
         """Once: `tracewh_traces` with the touched pairs (those of the new events and of the events
-        their corrections hide) and their events now, read from the files that hold those pairs."""
+        their corrections hide) and their events now: the new files', and the older files' that hold
+        a pair the older version had (a new pair has no older event: most commits of a long run
+        read none of its older files)."""
         if "tracewh_traces" in self.created:
             return
         self.con.execute("ATTACH ':memory:' AS tracewh_traces")
@@ -506,19 +529,22 @@ class Scope:
         if not self.had:  # every touched run is new: all its events are of touched pairs, already a table
             self.con.execute("CREATE VIEW tracewh_traces.events AS SELECT * FROM tracewh_after.events")
             return
-        pairs = self.con.execute("SELECT run_id, trace_id FROM tracewh_traces.touched_pairs").fetchall()
+        pairs = self.con.execute("SELECT run_id, trace_id FROM tracewh_traces.touched_pairs "
+                                 "EXCEPT SELECT run_id, trace_id FROM tracewh_after.new_pairs").fetchall()
         runs, traces = sorted({run for run, _ in pairs}), sorted({t for _, t in pairs if t is not None})
-        # a superset of the pairs' events, as constants DuckDB filters the scan with; then the pairs exactly
-        # (never NULL: NOT of it keeps every other correction, one without a trace id included)
+        # a superset of the older pairs' events, as constants DuckDB filters the scan with; then the
+        # touched pairs exactly (never NULL: NOT of it keeps every other correction, one without a
+        # trace id included; with no older pair it is false, and every older correction is kept)
         near = f"{_among('run_id', runs)} AND (trace_id IS NOT NULL AND {_among('trace_id', traces)}" + \
                (" OR trace_id IS NULL)" if any(t is None for _, t in pairs) else ")")
-        # of the runs' older files, those holding the pairs' events: found by reading two columns of
-        # each (DuckDB reads every column of a filtered scan), then read whole
+        # of the runs' older files, those holding the older pairs' events: found by reading two
+        # columns of each (DuckDB reads every column of a filtered scan), then read whole
         older = self._older_files(runs)
         holding = sorted(path for (path,) in self.con.execute(
             f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, union_by_name = true) "
             f"WHERE {near}").fetchall()) if older else []
-        raw = ["SELECT * FROM tracewh_after.new_raw", self._old_events(holding, near), self._old_fixes(near)]
+        raw = ["SELECT * FROM tracewh_after.new_raw", self._old_events(holding, near) if holding else None,
+               self._old_fixes(near)]
         self._in("tracewh_traces", lambda: self._events(raw, self.in_pairs("all_events"), self._events_sql_now(),
                                                         as_table=True))
 
@@ -556,7 +582,11 @@ class Scope:
         """`view` over the scope's events in `db` (its building blocks computed once)."""
         if db == "tracewh_traces":
             self._traces()
-        self._in(db, lambda: self._create(_needed(self.views, view.name), db, view.name))
+        # what a view made already reads is there; so is what a block read from its table reads
+        # (tracewh_after, below), and neither is made again
+        stop = self.created[db] | ({v.name for v in self.views if v.materialize and v.local_by}
+                                   if db == "tracewh_after" else set())
+        self._in(db, lambda: self._create(_needed(self.views, view.name, stop), db, view.name))
         return f"{db}.{view.name}"
 
     def _create(self, views: list[ViewDef], db: str, target: str) -> None:
@@ -591,10 +621,17 @@ class Scope:
                 for db in ("tracewh_before", "tracewh_after"))
         return self.has_rows[view.name]
 
-    def may_have_rows(self, view: ViewDef) -> bool:
+    def may_have_rows(self, view: ViewDef, refreshed: dict[str, bool]) -> bool:
         """Whether a run-local view may have rows for the touched runs: not when it is declared
-        `within` a view that has none, before or now (the blocks of another benchmark's runs)."""
-        return self.touched and (view.within is None or self.changed(self.by_name[view.within]))
+        `within` a view that has none, before or now (the blocks of another benchmark's runs).
+        A `within` view that is a run-local block was refreshed first (`refreshed`: whether its
+        refresh deleted or inserted any row, which says just that); a plain one is asked."""
+        if not self.touched or view.within is None:
+            return self.touched
+        within = self.by_name[view.within]
+        if within.materialize and within.local_by == "run_id":
+            return refreshed[within.name]
+        return self.changed(within)
 
 
 def _refresh_pairs(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
@@ -632,16 +669,16 @@ def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, 
             if name not in by_name:  # not a view of ours (a table function?): assume it changed
                 return True
             plain = by_name[name]
-            changed[name] = scope.may_have_rows(plain) and scope.changed(plain) if plain.local_by else \
+            changed[name] = scope.may_have_rows(plain, changed) and scope.changed(plain) if plain.local_by else \
                 any(reads(d) for d in plain.depends)
         return changed[name]
 
     return any(reads(d) for d in view.depends)
 
 
-def _needed(views: tuple[ViewDef, ...], name: str) -> list[ViewDef]:
-    """View `name` and every view it reads, in creation order."""
-    wanted = reads_all({v.name: v for v in views}, name)
+def _needed(views: tuple[ViewDef, ...], name: str, stop: Collection[str] = ()) -> list[ViewDef]:
+    """View `name` and every view it reads, in creation order (not following the reads of `stop`)."""
+    wanted = reads_all({v.name: v for v in views}, name, stop)
     return [v for v in views if v.name in wanted]
 
 

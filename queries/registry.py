@@ -32,7 +32,7 @@ by tests/test_catalog_incremental.py, not trusted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
@@ -154,13 +154,15 @@ def load_views() -> tuple[ViewDef, ...]:
     return tuple(views[name] for name in order)
 
 
-def reads_all(views: dict[str, ViewDef], name: str) -> set[str]:
-    """View `name` and every view of `views` it reads, directly or not."""
+def reads_all(views: dict[str, ViewDef], name: str, stop: Collection[str] = ()) -> set[str]:
+    """View `name` and every view of `views` it reads, directly or not; what a view named in
+    `stop` reads is not followed (other than `name`'s own reads)."""
     found, stack = set(), [name]
     while stack:
         if (next_name := stack.pop()) in views and next_name not in found:
             found.add(next_name)
-            stack += views[next_name].depends
+            if next_name == name or next_name not in stop:
+                stack += views[next_name].depends
     return found
 
 

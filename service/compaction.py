@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..warehouse.datafiles import TARGET_FILE_BYTES
@@ -40,27 +41,34 @@ class Compactor:
         self._lock = threading.Lock()
         self._checked = time.monotonic()
 
-    def compact_if_due(self, warehouse: Warehouse | CommitProcess) -> None:
-        """`warehouse`: the store, or the OTLP committer's process working on it (the same calls)."""
+    def compact_if_due(self, warehouse: Warehouse | CommitProcess, later: Callable[[], bool] = lambda: False) -> None:
+        """`warehouse`: the store, or the OTLP committer's process working on it (the same calls).
+        `later`, asked after a compaction: True when the committer will derive the compacted
+        version's catalog together with its next commit's (requests are waiting), so it is not
+        built now."""
         if not self._lock.acquire(blocking=False):
             return  # another committer is at it
         try:
             if time.monotonic() - self._checked < self.interval_s:
                 return
             self._checked = time.monotonic()
-            # The catalogs of the version compacted and of the compaction's own version built at
-            # once (a committer may defer one; a read leaves it to the committer): a catalog keeps
-            # every row across a compaction only when derived from the version just before it, so
-            # one derived after the next commit too would be built in full (7-9 s at scale 1 under
-            # live load, all that time holding new spans out of the reads).
+            # The catalog of the version compacted built first (a committer may have deferred it):
+            # a catalog keeps every row across a compaction only when derived from a version whose
+            # files the compaction merged, so one derived from an older catalog still would be
+            # built in full (7-9 s at scale 1 under live load, all that time holding new spans out
+            # of the reads). The compaction's own catalog is then built at once, or derived with
+            # the next commit's when requests wait (one derivation, not two, while they wait).
             warehouse.prepare()
+            versions = 0  # that the compaction made
             for files, size in self.tiers:
                 result = warehouse.optimize(when_over=files, target_bytes=size)
                 if result is not None:
-                    warehouse.prepare()
+                    versions += 1
                     if result["files_after"] != result["files_before"]:  # small files that fit no merge: nothing
                         log.info("compacted %d data files into %d (files under %d MB)", result["files_before"],
                                  result["files_after"], size >> 20)
+            if versions and not later():
+                warehouse.prepare()
         except Exception:  # noqa: BLE001 - compaction is housekeeping: the next check tries again
             log.exception("compacting the store failed")
         finally:

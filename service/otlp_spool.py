@@ -174,7 +174,15 @@ class Committer:
             # twice in a row, so that a steady stream does not keep new spans out of the reads.
             if deferred or self.waiting.empty():
                 self._prepare()
-            self.compactor.compact_if_due(self.process)
+            self.compactor.compact_if_due(self.process, later=self._catalog_with_next_commit)
+
+    def _catalog_with_next_commit(self) -> bool:
+        """After a compaction: whether requests wait, and then its catalog is left to the next cycle,
+        derived with that commit's (readers read the version before it meanwhile: the same events)."""
+        if self.waiting.empty():
+            return False
+        self._catalog_due = True
+        return True
 
     def _prepare(self) -> None:
         """The newest version's catalog built: the service's reads open the newest version whose

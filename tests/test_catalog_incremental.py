@@ -160,6 +160,8 @@ def step(wh: Path, work: Path, rng: random.Random, unused: list[Path], used: lis
         return "a re-ingest (adds nothing)"
     if choice == "optimize":
         tw.open(wh).optimize()
+        if rng.random() < 0.5:  # then a commit before any read, as the service's committer under load
+            return "optimize, then " + step(wh, work, rng, unused, used, n)
         return "optimize"
     if choice in ("label", "queue"):
         return judging_step(wh, work, rng, choice, n)
@@ -257,17 +259,25 @@ def test_long_sequences_of_batches(tmp_path, sources, seed):
 def test_spans_of_a_long_run_refresh_their_traces_only(tmp_path, refreshes, monkeypatch):
     """An OpenTelemetry run committed request by request, children before their agent spans (as
     SDKs export them): each trace-local block (`span_agents`) is recomputed over the events of the
-    traces a commit touched, not over the run, and every view matches a full build each time."""
+    traces a commit touched, not over the run, and every view matches a full build each time.
+    Older files are looked into only for traces the store had: a request of new traces reads none."""
     scoped: list[tuple[int, int]] = []  # (traces, events) in each derivation's trace scope
-    real = catalog.Scope._traces
+    looked: list[tuple[int, list[str]]] = []  # (older traces touched, runs whose older files were looked into)
+    real, real_older = catalog.Scope._traces, catalog.Scope._older_files
+    asked: list[list[str]] = []
 
     def spy(self) -> None:
         if "tracewh_traces" not in self.created:
+            asked.clear()
             real(self)
             scoped.append(self.con.execute("SELECT count(DISTINCT trace_id), count(*) FROM tracewh_traces.events")
                           .fetchone())
+            older = self.con.execute("SELECT count(*) FROM (FROM tracewh_traces.touched_pairs "
+                                     "EXCEPT FROM tracewh_after.new_pairs)").fetchone()[0]
+            looked.append((older, [run for runs in asked for run in runs]))
 
     monkeypatch.setattr(catalog.Scope, "_traces", spy)
+    monkeypatch.setattr(catalog.Scope, "_older_files", lambda self, runs: asked.append(runs) or real_older(self, runs))
     wh = tmp_path / "wh"
     requests = otel_requests(tmp_path / "otel")
     for request in requests:
@@ -278,6 +288,9 @@ def test_spans_of_a_long_run_refresh_their_traces_only(tmp_path, refreshes, monk
     # requests of 4 spans: one or two traces each; a request's spans and their traces' earlier ones, no more
     run_events = tw.open(wh).query("select count(*) as n from events").tuples()[0][0]
     assert all(traces <= 2 and events < run_events for traces, events in scoped), (scoped, run_events)
+    # the run's older files were read for the traces it had only; both kinds of request came
+    assert all(bool(runs) == (older > 0) for older, runs in looked), looked
+    assert {older > 0 for older, _ in looked} == {True, False}, looked
     # and the agent of each LLM call, named only by its agent span, which came in a later request than some
     assert tw.open(wh).query("select count(*) as n from llm_calls where agent is null").tuples() == [(0,)]
 
@@ -383,15 +396,18 @@ def test_a_within_declaration_must_name_a_run_local_view_it_reads(views_copy, ma
 
 def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sources, monkeypatch):
     """After a DecisionBench run, an OpenTelemetry commit refreshes no block declared `within
-    dcb_runs` or `within ecb_runs` (its runs are none of theirs), and the catalog is still a full build's."""
+    dcb_runs` or `within ecb_runs` (its runs are none of theirs), and the catalog is still a full build's.
+    Those two are blocks themselves: their own refresh says they have no rows, and nothing else asks."""
     refreshed: list[str] = []
-    real = catalog._refresh_rows
+    asked: list[str] = []
+    real, real_changed = catalog._refresh_rows, catalog.Scope.changed
 
     def spy(con, view, scope):
         refreshed.append(view.name)
         return real(con, view, scope)
 
     monkeypatch.setattr(catalog, "_refresh_rows", spy)
+    monkeypatch.setattr(catalog.Scope, "changed", lambda self, view: asked.append(view.name) or real_changed(self, view))
     wh = tmp_path / "wh"
     tw.open(wh).ingest([next(p for p in sources if p.parent.name == "dcb")])
     tw.open(wh).query("select count(*) from dcb_tasks")
@@ -401,6 +417,7 @@ def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sourc
     within = {v.name for v in load_views() if v.within}
     assert {"dcb_tasks", "dcb_step_skills", "ecb_tasks"} <= within
     assert refreshed and not within & set(refreshed)  # runs, judgments, ... were; none of these
+    assert {"dcb_runs", "ecb_runs"} <= set(refreshed) and not {"dcb_runs", "ecb_runs"} & set(asked), asked
     assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
 
 
@@ -442,6 +459,47 @@ def test_the_service_s_compaction_keeps_the_catalog_derived_across_commits(tmp_p
     tw.open(wh).query("select count(*) from events")
     assert refreshes == [True, True, True]  # the deferred version, the compaction's, the commit after
     (work := tmp_path / "work").mkdir()
+    assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, work)) == {}
+
+
+def test_the_service_s_compaction_leaves_its_catalog_to_the_next_commit_while_requests_wait(tmp_path, sources,
+                                                                                               refreshes):
+    """Requests waiting (`later` says so): the compactor builds the catalog of the version it
+    compacts, not its own; the next commit's catalog is derived from the one before the
+    compaction, with every row of a full build."""
+    from tracewh.service.compaction import Compactor
+
+    wh = tmp_path / "wh"
+    for source in sources[:3]:
+        tw.open(wh).ingest([source])
+        tw.open(wh).query("select count(*) from events")
+    tw.open(wh).ingest([sources[3]])  # its catalog deferred
+    before = Store(wh).version()
+    refreshes.clear()
+    Compactor(files=0, interval_s=0).compact_if_due(tw.open(wh), later=lambda: True)
+    assert Store(wh).version() > before and not catalog.catalog_path(wh, Store(wh).version()).exists()
+    tw.open(wh).ingest([sources[4]])
+    tw.open(wh).query("select count(*) from events")
+    assert refreshes == [True, True]  # the deferred version; the compaction's and the commit's together
+    (work := tmp_path / "work").mkdir()
+    assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, work)) == {}
+
+
+def test_a_compaction_and_the_next_commit_derive_one_catalog(tmp_path, sources, refreshes):
+    """`optimize`, then a commit, and only then a read: one derivation from the catalog before the
+    compaction tells the files the compaction wrote (event ids of the files that went only) from
+    the commit's, keeps every row for the first and refreshes the commit's runs, as a full build."""
+    wh, work = tmp_path / "wh", tmp_path / "work"
+    work.mkdir()
+    for source in sources[:4]:
+        tw.open(wh).ingest([source])
+        tw.open(wh).query("select count(*) from events")
+    refreshes.clear()
+    compacted = tw.open(wh).optimize()
+    assert compacted["files_after"] < compacted["files_before"]
+    tw.open(wh).ingest([sources[4]])
+    tw.open(wh).query("select count(*) from events")
+    assert refreshes == [True]
     assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, work)) == {}
 
 

@@ -2,6 +2,7 @@
 --
 -- Attributes a source declares come first (no time); `ingest --attr` ones carry the time
 -- they were attached, so a later --attr overrides both.
+-- tracewh: materialize by run_id (read by every benchmark's run views)
 CREATE OR REPLACE VIEW run_attributes AS
 SELECT
     run_id,

@@ -1,5 +1,5 @@
 -- DecisionBench: the model pool of each run (from its manifest): model, vendor, tier.
--- tracewh: by run_id
+-- tracewh: materialize by run_id
 CREATE OR REPLACE VIEW dcb_pool AS
 SELECT DISTINCT
     run_id,

@@ -1,5 +1,5 @@
 -- DecisionBench: one row per run (archive, τ-bench or BFCL file) with its orchestrator model, suite, shard, split and condition.
--- tracewh: by run_id
+-- tracewh: materialize by run_id (what the catalog reads to skip DecisionBench blocks for other runs)
 CREATE OR REPLACE VIEW dcb_runs AS
 SELECT
     r.run_id,

@@ -1,5 +1,5 @@
 -- EntCollabBench: one row per run (one driver result file) with the model it ran and its task set.
--- tracewh: by run_id
+-- tracewh: materialize by run_id (what the catalog reads to skip EntCollabBench blocks for other runs)
 CREATE OR REPLACE VIEW ecb_runs AS
 SELECT
     run_id,
