@@ -19,8 +19,9 @@ by run_id`) are recomputed for the runs the new files touch only, and whose othe
 blocks are recomputed from their (refreshed) inputs when those may have changed. Files that
 `optimize` wrote from the older version's files keep every computed row (the same events in
 other files), with commits after the compaction derived as above; any other version whose files
-are not a superset of the older one's is built in full. A small store without an older catalog starts from its empty catalog (every view, no
-events), when the service has built it. Why this gives the rows a full build gives: docs/catalog.md.
+are not a superset of the older one's is built in full. A small store without an older catalog
+starts from its empty catalog (every view, no events), when the service has built it. Why
+this gives the rows a full build gives: docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -371,7 +372,8 @@ def _compaction_outputs(con: duckdb.DuckDBPyConnection, gone: list[str], came: l
     outputs = {path for (path,) in con.execute(
         "SELECT path FROM tracewh_came GROUP BY path HAVING bool_and(event_id IN (SELECT event_id FROM tracewh_went))"
     ).fetchall()}
-    written = f"SELECT event_id FROM tracewh_came WHERE path IN (SELECT unnest({literal_list(sorted(outputs))}::VARCHAR[]))"
+    written = (f"SELECT event_id FROM tracewh_came "
+               f"WHERE path IN (SELECT unnest({literal_list(sorted(outputs))}::VARCHAR[]))")
     differ = con.execute(f"SELECT EXISTS (FROM tracewh_went EXCEPT ALL {written}) "
                          f"OR EXISTS ({written} EXCEPT ALL FROM tracewh_went)").fetchone()[0]
     con.execute("DROP TABLE tracewh_went")

@@ -77,12 +77,15 @@ class Committer:
         self._lock = threading.Lock()  # opening the spool, starting the thread
         self._thread: threading.Thread | None = None
         self._catalog_due = False  # a commit of this committer whose catalog it has not built yet
+        # compacting: a compaction makes a version whose catalog this committer builds (readers that
+        # saw it before that build would have built it themselves, holding the next one up)
+        self._compacting = False
         self.process = CommitProcess(root)
         self.ready = threading.Event()  # its process is loaded: a request is committed without waiting for it
 
     def building_soon(self) -> bool:
         """Whether the committer will build the newest version's catalog in a moment (Readers)."""
-        return self._catalog_due
+        return self._catalog_due or self._compacting
 
     def start(self, ingest: bool) -> None:
         """Commit what an earlier process spooled and did not commit (killed, or stopped before it
@@ -174,7 +177,15 @@ class Committer:
             # twice in a row, so that a steady stream does not keep new spans out of the reads.
             if deferred or self.waiting.empty():
                 self._prepare()
+            self._compact()
+
+    def _compact(self) -> None:
+        """Compact if due; readers meanwhile read the version before any the compaction makes."""
+        self._compacting = True
+        try:
             self.compactor.compact_if_due(self.process, later=self._catalog_with_next_commit)
+        finally:
+            self._compacting = False
 
     def _catalog_with_next_commit(self) -> bool:
         """After a compaction: whether requests wait, and then its catalog is left to the next cycle,

@@ -407,7 +407,8 @@ def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sourc
         return real(con, view, scope)
 
     monkeypatch.setattr(catalog, "_refresh_rows", spy)
-    monkeypatch.setattr(catalog.Scope, "changed", lambda self, view: asked.append(view.name) or real_changed(self, view))
+    monkeypatch.setattr(catalog.Scope, "changed",
+                        lambda self, view: asked.append(view.name) or real_changed(self, view))
     wh = tmp_path / "wh"
     tw.open(wh).ingest([next(p for p in sources if p.parent.name == "dcb")])
     tw.open(wh).query("select count(*) from dcb_tasks")

@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 from helpers import llm_call, serving, tracewh, write_native
 
+import tracewh as tw
+
 TOKEN = "fresh-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -117,3 +119,44 @@ def test_a_service_without_a_token_is_never_ready_to_ingest(tmp_path):
     ingest(tmp_path, tmp_path / "wh", "first", 1)
     with serving(tmp_path / "wh") as base:
         assert httpx.get(f"{base}/health").json()["ingest_ready"] is False
+
+
+def test_a_compaction_s_catalog_is_the_committer_s_to_build_and_waits_for_the_next_commit_while_requests_wait(
+        tmp_path):
+    """While the OTLP committer compacts, reads answer from the version before the compaction (a
+    read that built the compaction's catalog itself held the committer's next build up: seen in
+    the live bench); with requests waiting, that catalog is left to the next commit's derivation,
+    and reads keep the version before until then; with none, it is built at once."""
+    from tracewh.queries.catalog import catalog_path
+    from tracewh.service.compaction import Compactor
+    from tracewh.service.otlp_spool import Committer
+    from tracewh.warehouse.layout import latest_version
+
+    wh = tmp_path / "wh"
+    for n in range(3):
+        ingest(tmp_path, wh, f"r{n}", 2)
+    tracewh("sql", "-w", wh, "select 1", check=True)
+    committer = Committer(wh, max_bytes=1 << 20, compactor=Compactor(files=0, interval_s=0))
+    store, reads_before = tw.open(wh), []
+
+    class Watched:  # the store, telling whether a read would wait for the committer's build
+        def optimize(self, **options):
+            reads_before.append(committer.building_soon())
+            return store.optimize(**options)
+
+        def prepare(self):
+            store.prepare()
+
+    committer.process = Watched()
+    committer.waiting.put("a request")  # waiting: the compaction's catalog goes with the next commit
+    committer._compact()  # noqa: SLF001 - one step of the committer's loop
+    compacted = latest_version(wh / "events")
+    assert reads_before == [True, True] and not catalog_path(wh, compacted).exists()
+    assert committer.building_soon()  # reads still answer from the version before
+    committer.waiting.get()
+    committer._prepare = lambda: None  # noqa: SLF001 - the next cycle's build, made below by a read
+    ingest(tmp_path, wh, "r3", 2)  # another commit, then nothing waits: a compaction's catalog at once
+    committer.compactor = Compactor(files=0, interval_s=0)
+    committer._catalog_due = False  # noqa: SLF001 - the next cycle built its catalog
+    committer._compact()  # noqa: SLF001
+    assert catalog_path(wh, latest_version(wh / "events")).exists() and not committer.building_soon()
