@@ -331,12 +331,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
             return False  # files removed, and not by a compaction of their events alone: built from scratch
         _record_compaction(con, gone, outputs)
         new = [f for f in new if f not in outputs]  # what commits after the compaction added, if any
-    if not new:
-        if gone:
-            define_events_raw(con, files)
-            con.execute("CHECKPOINT")
+    if not new and not gone:
         return True
     define_events_raw(con, files)
+    if not new:  # a compaction alone: every computed row stands
+        con.execute("CHECKPOINT")
+        return True
     corrected_before = _corrections(con)
     if _record_files(con, new) and not corrected_before:  # the first correction: `events` hides from now on
         con.execute(next(v.sql for v in views if v.name == "events"))
@@ -440,6 +440,8 @@ class Scope:
         from .engine import events_raw_query
 
         self.con, self.views, self.by_name = con, views, {v.name: v for v in views}
+        # the run-local blocks: in tracewh_after each is read from its refreshed table
+        self.blocks = {v.name for v in views if v.materialize and v.local_by}
         self.has_rows: dict[str, bool] = {}  # Scope.changed's answers
         home = con.execute("SELECT current_database()").fetchone()[0]
         self.home = '"' + home.replace('"', '""') + '"'
@@ -586,8 +588,7 @@ class Scope:
             self._traces()
         # what a view made already reads is there; so is what a block read from its table reads
         # (tracewh_after, below), and neither is made again
-        stop = self.created[db] | ({v.name for v in self.views if v.materialize and v.local_by}
-                                   if db == "tracewh_after" else set())
+        stop = self.created[db] | (self.blocks if db == "tracewh_after" else set())
         self._in(db, lambda: self._create(_needed(self.views, view.name, stop), db, view.name))
         return f"{db}.{view.name}"
 
@@ -595,7 +596,7 @@ class Scope:
         for needed in views:
             if needed.name in self.created[db]:
                 continue
-            local_block = needed.materialize and needed.local_by
+            local_block = needed.name in self.blocks
             if db == "tracewh_after" and local_block and needed.name != target:
                 # refreshed (or skipped, having no rows here) before `target`, blocks going in
                 # dependency order: its table's rows of the touched runs are its rows here

@@ -59,15 +59,15 @@ class Compactor:
             # of the reads). The compaction's own catalog is then built at once, or derived with
             # the next commit's when requests wait (one derivation, not two, while they wait).
             warehouse.prepare()
-            versions = 0  # that the compaction made
+            made = False  # a version
             for files, size in self.tiers:
                 result = warehouse.optimize(when_over=files, target_bytes=size)
                 if result is not None:
-                    versions += 1
+                    made = True
                     if result["files_after"] != result["files_before"]:  # small files that fit no merge: nothing
                         log.info("compacted %d data files into %d (files under %d MB)", result["files_before"],
                                  result["files_after"], size >> 20)
-            if versions and not later():
+            if made and not later():
                 warehouse.prepare()
         except Exception:  # noqa: BLE001 - compaction is housekeeping: the next check tries again
             log.exception("compacting the store failed")

@@ -154,7 +154,6 @@ def test_a_compaction_s_catalog_is_the_committer_s_to_build_and_waits_for_the_ne
     assert reads_before == [True, True] and not catalog_path(wh, compacted).exists()
     assert committer.building_soon()  # reads still answer from the version before
     committer.waiting.get()
-    committer._prepare = lambda: None  # noqa: SLF001 - the next cycle's build, made below by a read
     ingest(tmp_path, wh, "r3", 2)  # another commit, then nothing waits: a compaction's catalog at once
     committer.compactor = Compactor(files=0, interval_s=0)
     committer._catalog_due = False  # noqa: SLF001 - the next cycle built its catalog
