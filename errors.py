@@ -69,6 +69,11 @@ class StoreError(TracewhError):
     http_status = 500
 
 
+class CatalogGone(StoreError):
+    """The view catalog of the version a read chose was removed before the read opened it (builders
+    keep the newest few, queries/catalog.py): the service reads the newest version instead."""
+
+
 class NotFoundError(StoreError):
     """A run, task, view or version the store does not hold."""
 

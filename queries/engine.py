@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
-from ..errors import QueryError, QueryTimeout, StoreError
+from ..errors import CatalogGone, QueryError, QueryTimeout, StoreError
 from ..schema import COLUMN_NAMES
 from ..warehouse.sqltext import literal, literal_list
 from .parse import did_you_mean, first_line, parse
@@ -198,8 +198,7 @@ class QueryEngine:
             # Committed files never change, so their footers can be cached between queries.
             con.execute("SET parquet_metadata_cache = true")
             if self.spec.catalog is not None:
-                con.execute(f"ATTACH {literal(self.spec.catalog)} AS catalog (READ_ONLY)")
-                con.execute("USE catalog")
+                _attach_catalog(con, self.spec.catalog)
             else:
                 define_events_raw(con, list(self.spec.files or []))
             _lock_down(con, self.spec.sandbox, self.spec.memory_limit, self._spill)
@@ -419,3 +418,16 @@ def events_raw_query(files: list[str]) -> str:
     from ..schema.events import COLUMNS, duckdb_type  # no data yet: the same columns, no rows
 
     return "SELECT " + ", ".join(f"NULL::{duckdb_type(c)} AS {c.name}" for c in COLUMNS) + " WHERE false"
+
+
+def _attach_catalog(con: duckdb.DuckDBPyConnection, catalog: Path) -> None:
+    """The catalog attached as the connection's database; CatalogGone when it was removed since
+    the version was chosen (a read that waited while newer versions' catalogs replaced it)."""
+    try:
+        con.execute(f"ATTACH {literal(catalog)} AS catalog (READ_ONLY)")
+    except duckdb.IOException:
+        if catalog.exists():
+            raise
+        raise CatalogGone(f"the catalog {catalog.name} was removed before it could be read; read a newer "
+                          "version") from None
+    con.execute("USE catalog")

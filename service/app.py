@@ -94,11 +94,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
 
     async def reading(work: Callable[[Warehouse], T]) -> T:
         """`work` on a read of the store's latest version, in a worker thread once the gate lets it run."""
-        def task() -> T:
-            with readers.reading() as wh:
-                return work(wh)
-
-        return await gate.run(task)
+        return await gate.run(readers.read, work)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:  # no thread, no store opened: fast while queries queue

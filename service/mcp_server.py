@@ -216,11 +216,7 @@ def serve_stdio(config: ServiceConfig, allow_labels: bool = False) -> None:
     readers = Readers(root, config.query_memory, keep=config.running_queries, isolation=workers)
 
     async def reading(work: Callable[[Warehouse], T]) -> T:
-        def task() -> T:
-            with readers.reading() as wh:
-                return work(wh)
-
-        return await gate.run(task)
+        return await gate.run(readers.read, work)
 
     # The user's own assistant on the user's own store: the flag is the permission, not a token.
     record, allowed = (partial(label_on, root), _anyone) if allow_labels else (None, None)

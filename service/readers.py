@@ -19,7 +19,8 @@ The service's own commits (ingest, labels) build their version's catalog before 
 release what they committed, so what they acknowledged is in what the next request reads; the
 OTLP committer builds it right after its commit (or the next one). A version nobody is building
 is built by the request that needs it, so a query after `tracewh ingest` returned sees what it
-committed.
+committed. A request whose version's catalog was removed before it opened it (builders keep the
+newest few) is read again on the newest version (`read`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from ..api import Warehouse
+from ..errors import CatalogGone
 from ..queries.isolation import QueryWorkers
 from ..warehouse.layout import latest_version
+
+T = TypeVar("T")
 
 
 class Readers:
@@ -46,16 +51,34 @@ class Readers:
         # itself (a build in a request held the committer's next build up behind the lock).
         self.builders: list[Callable[[], bool]] = []
 
+    def read(self, work: Callable[[Warehouse], T]) -> T:
+        """`work` on a read (`reading`); once more, on the newest version then, when the catalog of
+        the version it read was removed meanwhile (builders keep the newest few: a request that
+        waited in the queue while live ingest made versions could find its own gone)."""
+        try:
+            with self.reading() as wh:
+                return work(wh)
+        except CatalogGone:
+            with self.reading() as wh:
+                return work(wh)
+
     @contextmanager
     def reading(self) -> Iterator[Warehouse]:
         """A sandboxed read of the store's newest version with a built catalog, for this request alone."""
         version = self._ready(latest_version(self.root / "events"))
         wh = self._take(version) or Warehouse(self.root, version, sandbox=True, memory_limit=self.memory_limit,
                                               isolation=self.isolation)
+        gone = False
         try:
             yield wh
+        except CatalogGone:
+            gone = True  # not kept for the next request
+            raise
         finally:
-            self._give_back(wh)
+            if gone:
+                wh.close()
+            else:
+                self._give_back(wh)
 
     def _ready(self, latest: int | None) -> int | None:
         """`latest`, or the newest version with a built catalog while another builds `latest`'s."""
