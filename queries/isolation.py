@@ -159,10 +159,20 @@ class QueryWorkers:
             answered = True
         finally:
             if not answered and worker is not None:
-                worker.kill()  # killed, or stopped mid-answer: a worker in an unknown state is never reused
-                worker = self._replacement()
-            self._idle.put(worker)
+                # Stopped (its limits) or ended mid-answer: a worker in an unknown state is never
+                # reused. Killed now; reaping it and starting its replacement (about a second on a
+                # loaded machine: a timed-out query answered 1.2 s past its limit) happen after the answer.
+                worker.process.kill()
+                threading.Thread(target=self._replace, args=(worker,), daemon=True,
+                                 name="tracewh-query-worker-replace").start()
+            else:
+                self._idle.put(worker)
         return header, payload
+
+    def _replace(self, worker: Worker) -> None:
+        """`worker`'s slot given a new worker (or None, for the next query to start one)."""
+        worker.kill()
+        self._idle.put(self._replacement())
 
     def _wait(self, worker: Worker, seconds: float | None) -> Any:
         """The worker's answer header, once it comes; the worker is killed past the memory ceiling
