@@ -368,13 +368,21 @@ class Warehouse:
         if self.pinned is not None:
             raise UsageError("this Warehouse is pinned to a past version; open the latest to optimize")
         target = target_bytes or TARGET_FILE_BYTES
-        if when_over is not None:
-            per_partition = Counter(str(p.parent) for p, size in self.store.file_sizes().items() if size < target)
-            if not per_partition or max(per_partition.values()) <= when_over:
-                return None
+        if when_over is not None and not self.needs_optimize(when_over, target):
+            return None
         result = self.store.optimize(target)
         self.close()
         return result
+
+    def needs_optimize(self, when_over: int, target_bytes: int | None = None) -> bool:
+        """Whether some partition holds more than `when_over` data files smaller than `target_bytes`
+        (default 16 MB): what `optimize(when_over=...)` asks before it compacts, read from the
+        Delta log alone."""
+        from .warehouse.datafiles import TARGET_FILE_BYTES
+
+        target = target_bytes or TARGET_FILE_BYTES
+        per_partition = Counter(str(p.parent) for p, size in self.store.file_sizes().items() if size < target)
+        return bool(per_partition) and max(per_partition.values()) > when_over
 
     def judge(self, rubric: str | Path, *, concurrency: int = 4, budget_usd: float | None = None,
               limit: int | None = None, sample: int | None = None, seed: int = 0,

@@ -40,12 +40,12 @@ from ..queries.isolation import as_child, said_ready, start_child
 # `python -c` puts the working directory first on sys.path: taken off, so that nothing in the
 # server's working directory (a user's project folder) shadows a module the process imports.
 MAIN = "import sys; sys.path[:] = [p for p in sys.path if p]; from tracewh.service.commit_process import main; main()"
-CALLS = ("ingest_otlp", "prepare", "optimize")  # what the committer and the compactor ask of the store
+CALLS = ("ingest_otlp", "prepare", "needs_optimize", "optimize")  # what the committer and the compactor ask of the store
 
 
 class CommitProcess:
-    """The store at `root`, worked on in a child process: ingest_otlp, prepare and optimize as a
-    Warehouse has them (service/compaction.py calls the last two). One call at a time."""
+    """The store at `root`, worked on in a child process: ingest_otlp, prepare, needs_optimize and
+    optimize as a Warehouse has them (service/compaction.py calls the last three). One call at a time."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -68,6 +68,9 @@ class CommitProcess:
 
     def prepare(self) -> None:
         self._call("prepare")
+
+    def needs_optimize(self, when_over: int, target_bytes: int | None = None) -> bool:
+        return self._call("needs_optimize", when_over, target_bytes)
 
     def optimize(self, **kwargs: Any) -> Any:
         return self._call("optimize", **kwargs)

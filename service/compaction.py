@@ -52,6 +52,9 @@ class Compactor:
             if time.monotonic() - self._checked < self.interval_s:
                 return
             self._checked = time.monotonic()
+            due = [(files, size) for files, size in self.tiers if warehouse.needs_optimize(files, size)]
+            if not due:  # most checks: nothing built, nothing written (a catalog here held one exporter's commits up)
+                return
             # The catalog of the version compacted built first (a committer may have deferred it):
             # a catalog keeps every row across a compaction only when derived from a version whose
             # files the compaction merged, so one derived from an older catalog still would be
@@ -60,7 +63,7 @@ class Compactor:
             # the next commit's when requests wait (one derivation, not two, while they wait).
             warehouse.prepare()
             made = False  # a version
-            for files, size in self.tiers:
+            for files, size in due:
                 result = warehouse.optimize(when_over=files, target_bytes=size)
                 if result is not None:
                     made = True
