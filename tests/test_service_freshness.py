@@ -140,6 +140,9 @@ def test_a_compaction_s_catalog_is_the_committer_s_to_build_and_waits_for_the_ne
     store, reads_before = tw.open(wh), []
 
     class Watched:  # the store, telling whether a read would wait for the committer's build
+        def needs_optimize(self, when_over, target_bytes):
+            return store.needs_optimize(when_over, target_bytes)
+
         def optimize(self, **options):
             reads_before.append(committer.building_soon())
             return store.optimize(**options)
@@ -159,3 +162,53 @@ def test_a_compaction_s_catalog_is_the_committer_s_to_build_and_waits_for_the_ne
     committer._catalog_due = False  # noqa: SLF001 - the next cycle built its catalog
     committer._compact()  # noqa: SLF001
     assert catalog_path(wh, latest_version(wh / "events")).exists() and not committer.building_soon()
+
+
+def test_a_compaction_check_with_nothing_to_compact_builds_no_catalog(tmp_path):
+    """The committer checks for compaction every few seconds: a check that finds no partition over
+    its count builds nothing (a catalog built there, between two of one exporter's commits, held
+    the next commit up by a derivation nobody read)."""
+    from tracewh.queries.catalog import catalog_path
+    from tracewh.service.compaction import Compactor
+    from tracewh.warehouse.layout import latest_version
+
+    wh = tmp_path / "wh"
+    for n in range(3):  # three commits, a data file each in one partition
+        ingest(tmp_path, wh, f"r{n}", 2)
+    store, newest = tw.open(wh), latest_version(wh / "events")
+    assert not store.needs_optimize(3) and store.needs_optimize(2)
+    Compactor(files=3, interval_s=0).compact_if_due(store)
+    assert latest_version(wh / "events") == newest and not catalog_path(wh, newest).exists()
+    Compactor(files=2, interval_s=0).compact_if_due(store)  # due: the version compacted, then the compaction's
+    assert latest_version(wh / "events") == newest + 1
+    assert catalog_path(wh, newest).exists() and catalog_path(wh, newest + 1).exists()
+
+
+def test_a_read_whose_catalog_was_removed_meanwhile_reads_the_newest_version(tmp_path, monkeypatch):
+    """Builders keep the newest few catalogs: a request that waited in the queue while live ingest
+    made versions found the catalog of the version it had chosen gone (a 500 in the live bench).
+    It is read again, on the newest version then."""
+    from tracewh.queries.catalog import catalog_path
+    from tracewh.queries.isolation import QueryWorkers
+    from tracewh.service.readers import Readers
+
+    wh = tmp_path / "wh"
+    ingest(tmp_path, wh, "first", 3)
+    ingest(tmp_path, wh, "second", 2)
+    tracewh("sql", "-w", wh, "--as-of", "1", "select 1", check=True)
+    tracewh("sql", "-w", wh, "select 1", check=True)
+    readers, chosen = Readers(wh, "512MB", keep=2, isolation=QueryWorkers(1, 1 << 30)), []
+    newest = readers._ready  # noqa: SLF001
+    monkeypatch.setattr(readers, "_ready", lambda latest: 1 if not chosen else newest(latest))  # chosen before v2
+
+    def work(read):
+        chosen.append(read.pinned)
+        if len(chosen) == 1:  # removed (as builders prune) after the read found it, before it is opened
+            assert read.engine.spec.catalog == catalog_path(wh, 1)
+            catalog_path(wh, 1).unlink()
+        return read.query("select count(*) from llm_calls").fetchall()
+
+    try:
+        assert readers.read(work) == [(5,)] and chosen == [1, 2]
+    finally:
+        readers.close()
