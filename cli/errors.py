@@ -58,5 +58,5 @@ def _usage(error: ClickException) -> str:
 def _fail(label: str, error: object, code: int) -> None:
     from rich.markup import escape
 
-    err.print(f"[red]{label}:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
+    err.print(f"[red]{label}:[/red] {escape(str(error))}", highlight=False)
     sys.exit(code)

@@ -32,6 +32,9 @@ class _Stderr:
     _console = None
 
     def print(self, *args: Any, **kwargs: Any) -> None:
+        # A note on stderr is one line: rich would break a long path at its width (80 columns
+        # when stderr is not a terminal), and a path split in two does not paste.
+        kwargs.setdefault("soft_wrap", True)
         self.console.print(*args, **kwargs)
 
     @property

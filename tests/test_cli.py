@@ -84,6 +84,14 @@ def test_sql_output_formats(demo):
     assert "gemini-3-flash" in table and str(frame["calls"][1]) in table
 
 
+def test_a_long_output_path_is_reported_whole_on_one_line(demo, tmp_path):
+    """stderr is not a terminal here (80 columns to rich): the path still pastes as one line."""
+    out = tmp_path / ("a folder with a long name, " * 4).strip(", ") / "runs by model.csv"
+    out.parent.mkdir()
+    result = tracewh("export", "runs", "--format", "csv", "--out", out, "-w", demo, check=True)
+    assert result.err == f"wrote {out}\n" and len(result.err) > 80 and out.stat().st_size > 0
+
+
 def test_sql_reads_stdin_and_reports_errors(demo):
     import subprocess
     import sys

@@ -178,18 +178,24 @@ def test_a_query_worker_started_by_a_query_thread_runs_at_its_own_niceness(tmp_p
     from tracewh.queries.engine import QueryEngine
     from tracewh.queries.isolation import WORKER_NICENESS, QueryWorkers
 
+    before = _query_workers()  # another test in this process may have left its workers running
     workers = QueryWorkers(1, process_memory=1 << 30)
     server = os.getpriority(os.PRIO_PROCESS, 0)
     try:
         gate = QueryGate(running=1, waiting=1, wait_s=5)
         answer = asyncio.run(gate.run(lambda: QueryEngine([], isolation=workers).execute("select 42").fetchall()))
         assert answer == [(42,)]
-        children = [int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in Path("/proc").glob("*/stat")
-                    if _parent(stat) == os.getpid() and b"isolation import main" in
-                    (stat.parent / "cmdline").read_bytes()]
-        assert children == [min(19, server + WORKER_NICENESS)]
+        started = _query_workers().keys() - before.keys()
+        assert [_query_workers()[pid] for pid in started] == [min(19, server + WORKER_NICENESS)]
     finally:
         workers.close()
+
+
+def _query_workers() -> dict[int, int]:
+    """This process's query worker children: pid -> niceness."""
+    return {int(stat.parent.name): int(stat.read_text().rsplit(")", 1)[1].split()[16])
+            for stat in Path("/proc").glob("[0-9]*/stat")
+            if _parent(stat) == os.getpid() and b"isolation import main" in (stat.parent / "cmdline").read_bytes()}
 
 
 def _parent(stat: Path) -> int | None:

@@ -633,6 +633,7 @@ def test_a_gzip_bomb_is_refused_early(tmp_path, store):
     assert result.peak_mb < 400, result
 
 
+@pytest.mark.exclusive  # timed (tests/conftest.py)
 @pytest.mark.parametrize("megabytes", [1, 8, 64])
 def test_a_small_zip_member_of_newlines_ends_in_seconds(tmp_path, store, megabytes):
     """Once 8 KB of compressed newlines cost a minute of parsing: small members skipped the ratio check."""

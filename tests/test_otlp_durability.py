@@ -37,7 +37,8 @@ import otel_spans as ots
 import tracewh as tw
 from tracewh.warehouse.wal import read_records
 
-pytestmark = pytest.mark.skipif(ots.MISSING is not None, reason=ots.MISSING or "")
+pytestmark = [pytest.mark.skipif(ots.MISSING is not None, reason=ots.MISSING or ""),
+              pytest.mark.exclusive]  # freshness and shared fsyncs are timed (tests/conftest.py)
 
 TOKEN = "durability-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -28,6 +28,7 @@ from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.service.app import create_app
 from tracewh.service.config import ServiceConfig
 
+pytestmark = pytest.mark.exclusive  # its answers are timed (tests/conftest.py)
 QUERY_SECONDS = 2.0
 HOSTILE = {"a list of 500 million numbers": "select count(*) from (select unnest(range(500000000)))",
            "a 2 GB string": "select repeat('x', 2000000000) as s"}

@@ -30,6 +30,7 @@ from helpers import free_port, llm_call, native_lines, write_zip
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
 
+pytestmark = pytest.mark.exclusive  # /health is timed while queries queue (tests/conftest.py)
 TOKEN = "abuse-test-token"
 PEAK_MB = 1536
 UPLOAD_LIMIT_MB = 1

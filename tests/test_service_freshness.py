@@ -15,10 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from helpers import llm_call, serving, tracewh, write_native
 
 import tracewh as tw
 
+pytestmark = pytest.mark.exclusive  # freshness is timed (tests/conftest.py)
 TOKEN = "fresh-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

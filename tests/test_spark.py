@@ -71,13 +71,10 @@ def test_view_gives_duckdbs_rows_on_spark(duckdb_store, spark, view):
     on_spark = spark.sql(f"select * from {view}")
     assert on_spark.columns == duck.columns
     duck_rows = [tuple(row.values()) for row in duck.arrow().read_all().to_pylist()]  # Arrow: no pytz needed
-    assert_same_rows(duck_rows, [tuple(row) for row in on_spark.collect()], view)
-
-
-@pytest.mark.parametrize("view", HEADLINE)
-def test_headline_views_are_not_empty_on_spark(spark, view):
-    # The comparison above proves nothing on empty views: every headline metric has numbers here.
-    assert spark.sql(f"select count(*) from {view}").collect()[0][0] > 0
+    spark_rows = [tuple(row) for row in on_spark.collect()]
+    assert_same_rows(duck_rows, spark_rows, view)
+    # The comparison proves nothing on empty views: every headline metric has numbers here.
+    assert spark_rows or view not in HEADLINE, f"{view} is empty"
 
 
 def assert_same_rows(duck: list[tuple], on_spark: list[tuple], view: str) -> None:
