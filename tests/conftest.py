@@ -4,7 +4,7 @@ import fcntl
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +62,9 @@ def browser() -> Iterator[Any]:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):  # noqa: ANN001, ANN201 - pytest's hook signature
     run = getattr(item.config, "workerinput", {}).get("testrunuid")  # set by xdist in its workers only
-    if run is None:
-        yield
-        return
-    with _alone_or_shared(Path(tempfile.gettempdir()) / f"tracewh-tests-{run}",
-                          exclusive=item.get_closest_marker("exclusive") is not None):
+    exclusive = item.get_closest_marker("exclusive") is not None
+    with nullcontext() if run is None else _alone_or_shared(Path(tempfile.gettempdir()) / f"tracewh-tests-{run}",
+                                                            exclusive):
         yield
 
 

@@ -185,24 +185,23 @@ def test_a_query_worker_started_by_a_query_thread_runs_at_its_own_niceness(tmp_p
         gate = QueryGate(running=1, waiting=1, wait_s=5)
         answer = asyncio.run(gate.run(lambda: QueryEngine([], isolation=workers).execute("select 42").fetchall()))
         assert answer == [(42,)]
-        started = _query_workers().keys() - before.keys()
-        assert [_query_workers()[pid] for pid in started] == [min(19, server + WORKER_NICENESS)]
+        after = _query_workers()
+        assert [after[pid] for pid in after.keys() - before.keys()] == [min(19, server + WORKER_NICENESS)]
     finally:
         workers.close()
 
 
 def _query_workers() -> dict[int, int]:
-    """This process's query worker children: pid -> niceness."""
-    return {int(stat.parent.name): int(stat.read_text().rsplit(")", 1)[1].split()[16])
-            for stat in Path("/proc").glob("[0-9]*/stat")
-            if _parent(stat) == os.getpid() and b"isolation import main" in (stat.parent / "cmdline").read_bytes()}
-
-
-def _parent(stat: Path) -> int | None:
-    try:
-        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError):
-        return None
+    """This process's query worker children: pid -> niceness (a process that ends meanwhile is skipped)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command's name: state, ppid, ...
+            if int(fields[1]) == os.getpid() and b"isolation import main" in (stat.parent / "cmdline").read_bytes():
+                found[int(stat.parent.name)] = int(fields[16])
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def test_the_commit_process_derives_its_catalogs_on_one_thread_with_every_row(tmp_path, monkeypatch):
