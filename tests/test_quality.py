@@ -134,3 +134,18 @@ def test_queries_do_not_import_great_expectations(seeded):
     assert "great_expectations" in subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "tracewh", "check", "-w", str(seeded)],
         capture_output=True, text=True).stderr
+
+
+@pytest.mark.spark  # needs the spark extra (pyspark) installed, not Java: it runs with the Spark tests
+def test_check_from_python_dash_c_runs_with_the_spark_extra_installed(seeded):
+    """GX imports pyspark's Connect package, which ends the process with exit code 0 when grpc is
+    missing and `__main__` has no file (`python -c`, a pytest-xdist worker): it takes the process
+    for a doctest run. The caller's `check()` would return nothing, and the process say it succeeded."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyspark", reason="the spark extra is not installed (docs/scale-out.md)")
+    code = f"import tracewh as tw; print('passed:', tw.open({str(seeded)!r}).check().passed)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "passed: True", proc.stderr[-2000:]
+    assert "doctest" not in proc.stderr

@@ -8,9 +8,12 @@ plus two for its context).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import logging
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -28,6 +31,7 @@ class Gate:
     """The suites as great-expectations objects, ready to validate pandas chunks."""
 
     def __init__(self) -> None:
+        _settle_spark_connect()
         import great_expectations as gx
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -78,6 +82,24 @@ class Gate:
             failure.event_ids += [r["event_id"] for r in rows]
             failure.examples += [{"event_id": r["event_id"], "source": r["source"], "value": _plain(r.get(rule.column))}
                                  for r in rows[: EXAMPLES - len(failure.examples)]]
+
+
+def _settle_spark_connect() -> None:
+    """Import pyspark's Connect package before GX does, where the spark extra is installed.
+
+    GX imports it to know Spark Connect's DataFrame. Where Connect's own requirements (grpc and
+    others) are missing and `__main__` has no file (`python -c`, a pytest-xdist worker), that
+    import takes the process for pyspark's doctest run and ends it: sys.exit(0), so a caller's
+    `check()` would return nothing and the process report success. Caught here, the package is
+    marked absent, and GX meets the ImportError it meets in any other process without grpc.
+    Its "Skipping doctests" line, which is not about tracewh, goes nowhere."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            import pyspark.sql.connect  # noqa: F401
+    except ImportError:
+        pass  # no pyspark, or Connect's requirements missing: GX handles that itself
+    except SystemExit:
+        sys.modules["pyspark.sql.connect"] = None  # type: ignore[assignment]  # import raises ImportError
 
 
 def _snake(class_name: str) -> str:
