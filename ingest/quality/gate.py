@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
 import logging
 import re
@@ -95,7 +96,7 @@ def _settle_spark_connect() -> None:
     Its "Skipping doctests" line, which is not about tracewh, goes nowhere."""
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            import pyspark.sql.connect  # noqa: F401
+            importlib.import_module("pyspark.sql.connect")
     except ImportError:
         pass  # no pyspark, or Connect's requirements missing: GX handles that itself
     except SystemExit:
