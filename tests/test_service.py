@@ -6,9 +6,10 @@ import io
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pyarrow.parquet as pq
@@ -34,10 +35,34 @@ def wh(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def client(wh) -> TestClient:
+def client(wh) -> Iterator[TestClient]:
     """A JSON client of a service with a token: it sends the token with every request, as it must."""
-    return TestClient(create_app(ServiceConfig(wh, token=TOKEN, row_cap=50, max_upload_bytes=4096)),
-                      base_url="http://127.0.0.1", headers=BEARER)
+    client = TestClient(create_app(ServiceConfig(wh, token=TOKEN, row_cap=50, max_upload_bytes=4096)),
+                        base_url="http://127.0.0.1", headers=BEARER)
+    yield client
+    stop_query_workers(client)
+
+
+@pytest.fixture
+def services(wh) -> Iterator[Callable[..., TestClient]]:
+    """Services over `wh` (`config`: ServiceConfig's) for one test, each a client that follows no
+    redirect; their query workers stop after the test."""
+    made: list[TestClient] = []
+
+    def make(**config: Any) -> TestClient:
+        made.append(TestClient(create_app(ServiceConfig(wh, **config)), base_url="http://127.0.0.1",
+                               follow_redirects=False))
+        return made[-1]
+
+    yield make
+    for client in made:
+        stop_query_workers(client)
+
+
+def stop_query_workers(client: TestClient) -> None:
+    """What the service's shutdown does, for a TestClient used without `with` (which never runs
+    it): else each service's idle query worker, about 120 MB, lives until pytest ends."""
+    client.app.state.query_workers.close()
 
 
 def test_health_views_and_openapi(client, wh):
@@ -117,8 +142,8 @@ def test_ingest_needs_the_token_and_refuses_bad_uploads(client, wh, tmp_path):
     assert upload("new.zip", archive.read_bytes()).json()["already_ingested"] is True
 
 
-def test_ingest_is_off_without_a_configured_token(wh):
-    client = TestClient(create_app(ServiceConfig(wh)), base_url="http://127.0.0.1")
+def test_ingest_is_off_without_a_configured_token(services):
+    client = services()
     assert client.post("/ingest", files={"file": ("a.zip", b"x")}).status_code == 403
 
 
@@ -156,14 +181,10 @@ def _read(client: TestClient, method: str, path: str, run: str, headers: dict | 
     return client.post(path, data={"q": "select count(*) as n from runs", "format": "csv"}, headers=headers)
 
 
-def _service(wh: Path, **config) -> TestClient:
-    return TestClient(create_app(ServiceConfig(wh, **config)), base_url="http://127.0.0.1", follow_redirects=False)
-
-
 @pytest.mark.parametrize(("method", "path"), READS)
-def test_with_a_token_every_read_needs_it(wh, method, path):
+def test_with_a_token_every_read_needs_it(wh, services, method, path):
     run = tracewh_open(wh).sql("select min(run_id) from runs").fetchall()[0][0]
-    service = _service(wh, token=TOKEN)
+    service = services(token=TOKEN)
     refused = _read(service, method, path, run)
     web_page = path == "/" or path.startswith("/ui/")
     # JSON clients get 401; the page sends a browser to sign in (a GET) or says to sign in first (a POST)
@@ -175,9 +196,9 @@ def test_with_a_token_every_read_needs_it(wh, method, path):
 
 
 @pytest.mark.parametrize(("method", "path"), READS)
-def test_public_read_and_no_token_leave_reads_open(wh, method, path):
+def test_public_read_and_no_token_leave_reads_open(wh, services, method, path):
     run = tracewh_open(wh).sql("select min(run_id) from runs").fetchall()[0][0]
-    public, open_ = _service(wh, token=TOKEN, public_read=True), _service(wh)
+    public, open_ = services(token=TOKEN, public_read=True), services()
     assert _read(public, method, path, run).status_code == 200
     assert _read(open_, method, path, run).status_code == 200
     assert public.post("/ingest", files={"file": ("a.zip", b"x")}).status_code == 401  # writes still need it
@@ -194,8 +215,8 @@ def test_the_serve_command_takes_public_read():
 
 # -- POST /sql's body: a size limit and an idle timeout ---------------------------------------------
 
-def test_a_sql_body_over_the_limit_is_refused_413_and_only_json_is_read(wh):
-    service = _service(wh, max_sql_body_bytes=1000)
+def test_a_sql_body_over_the_limit_is_refused_413_and_only_json_is_read(services):
+    service = services(max_sql_body_bytes=1000)
     query = "select 1 as one -- " + "x" * 2000
     answer = service.post("/sql", json={"query": query})
     assert answer.status_code == 413 and "1000-byte limit" in answer.json()["detail"]
@@ -257,8 +278,8 @@ def _uvicorn(app) -> Iterator[int]:
     ({"Origin": "http://127.0.0.1"}, 200), ({"Sec-Fetch-Site": "cross-site"}, 403),
     ({"Sec-Fetch-Site": "same-site"}, 403),  # another port of this host is another origin
     ({"Origin": "http://evil.example"}, 403), ({"Origin": "null"}, 403)])
-def test_the_page_runs_a_query_only_for_its_own_origin(wh, headers, status):
-    service = _service(wh)
+def test_the_page_runs_a_query_only_for_its_own_origin(services, headers, status):
+    service = services()
     for path in ("/ui/sql", "/ui/sql/download"):
         answer = service.post(path, data={"q": "select 42 as answer", "format": "csv"}, headers=headers)
         assert answer.status_code == status and ("42" in answer.text) == (status == 200), (path, answer.text[:200])
