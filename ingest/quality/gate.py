@@ -93,9 +93,11 @@ def _settle_spark_connect() -> None:
     import takes the process for pyspark's doctest run and ends it: sys.exit(0), so a caller's
     `check()` would return nothing and the process report success. Caught here, the package is
     marked absent, and GX meets the ImportError it meets in any other process without grpc.
-    Its "Skipping doctests" line, which is not about tracewh, goes nowhere."""
+    Its "Skipping doctests" line, which is not about tracewh, goes nowhere; stderr is only taken
+    where that can happen, since it is the whole process's (the service's threads write to it)."""
+    fileless_main = not hasattr(sys.modules.get("__main__"), "__file__")
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()) if fileless_main else contextlib.nullcontext():
             importlib.import_module("pyspark.sql.connect")
     except ImportError:
         pass  # no pyspark, or Connect's requirements missing: GX handles that itself
