@@ -35,34 +35,27 @@ def wh(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def client(wh) -> Iterator[TestClient]:
+def client(services) -> TestClient:
     """A JSON client of a service with a token: it sends the token with every request, as it must."""
-    client = TestClient(create_app(ServiceConfig(wh, token=TOKEN, row_cap=50, max_upload_bytes=4096)),
-                        base_url="http://127.0.0.1", headers=BEARER)
-    yield client
-    stop_query_workers(client)
+    return services(headers=BEARER, token=TOKEN, row_cap=50, max_upload_bytes=4096)
 
 
 @pytest.fixture
 def services(wh) -> Iterator[Callable[..., TestClient]]:
     """Services over `wh` (`config`: ServiceConfig's) for one test, each a client that follows no
-    redirect; their query workers stop after the test."""
+    redirect and sends `headers`. Their query workers stop after the test: a TestClient used
+    without `with` never runs the service's shutdown, and each idle worker (about 120 MB) would
+    live until pytest ends."""
     made: list[TestClient] = []
 
-    def make(**config: Any) -> TestClient:
+    def make(headers: dict[str, str] | None = None, **config: Any) -> TestClient:
         made.append(TestClient(create_app(ServiceConfig(wh, **config)), base_url="http://127.0.0.1",
-                               follow_redirects=False))
+                               headers=headers, follow_redirects=False))
         return made[-1]
 
     yield make
     for client in made:
-        stop_query_workers(client)
-
-
-def stop_query_workers(client: TestClient) -> None:
-    """What the service's shutdown does, for a TestClient used without `with` (which never runs
-    it): else each service's idle query worker, about 120 MB, lives until pytest ends."""
-    client.app.state.query_workers.close()
+        client.app.state.query_workers.close()  # what the service's shutdown does
 
 
 def test_health_views_and_openapi(client, wh):
