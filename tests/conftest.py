@@ -35,6 +35,16 @@ def run(capsys, monkeypatch):
     return run
 
 
+@pytest.fixture
+def new_service() -> Iterator[Any]:
+    """`new_service(store, headers=None, **config)`: a client of an in-process service over `store`
+    (helpers.service_clients); the query workers of every service a test made stop after it."""
+    from helpers import service_clients
+
+    with service_clients() as make:
+        yield make
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's chromium driven by Playwright (its own browser download is blocked), one per test

@@ -8,13 +8,17 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fastapi.testclient import TestClient
+
 from tracewh.schema.native import dumps_event, header
+from tracewh.service.app import create_app
+from tracewh.service.config import ServiceConfig
 
 # Real third-party fixture files, each with its licence beside it (see data/README.md).
 DATA = Path(__file__).parent / "data"
@@ -134,3 +138,25 @@ def labels_committed(store: Path, seconds: float = 30) -> None:
     while any((Path(store) / "_spool" / "labels").glob("*.wal")):
         assert time.monotonic() < deadline, "the labels spool was not committed"
         time.sleep(0.02)
+
+
+@contextmanager
+def service_clients() -> Iterator[Callable[..., TestClient]]:
+    """A maker of in-process services: `make(store, headers=None, **config)` is a client (that follows
+    no redirect and sends `headers`) of a service over `store`, `config` being ServiceConfig's. Their
+    query workers stop as the block ends: a TestClient used without `with` never runs the service's
+    shutdown, and each idle worker (about 120 MB) would live until pytest ends."""
+    made: list[TestClient] = []
+
+    def make(store: Path, headers: dict[str, str] | None = None, raise_server_exceptions: bool = True,
+             **config: Any) -> TestClient:
+        made.append(TestClient(create_app(ServiceConfig(store, **config)), base_url="http://127.0.0.1",
+                               headers=headers, follow_redirects=False,
+                               raise_server_exceptions=raise_server_exceptions))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for client in made:
+            client.app.state.query_workers.close()  # what the service's shutdown does

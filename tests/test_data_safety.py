@@ -21,12 +21,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from helpers import native_lines, serving, tracewh, write_native, write_zip
 
 import tracewh as tw
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
 
 TOKEN = "data-safety-token"
 TESTS = Path(__file__).parent
@@ -57,7 +54,7 @@ SPELLINGS = {  # name -> (store path, given relative to the working directory?)
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_every_path_spelling_keeps_every_committed_event(tmp_path, monkeypatch, spelling):
+def test_every_path_spelling_keeps_every_committed_event(tmp_path, monkeypatch, spelling, new_service):
     name, relative = SPELLINGS[spelling]
     work = tmp_path / "work"
     work.mkdir()
@@ -82,7 +79,7 @@ def test_every_path_spelling_keeps_every_committed_event(tmp_path, monkeypatch, 
     monkeypatch.chdir(work)  # the Python API and the service take the same spelling
     assert tw.open(store).sql("select count(*) from events").fetchall() == [(12,)]
     assert {Path(f) for f in tw.open(store).store.files()} == set(committed)
-    client = TestClient(create_app(ServiceConfig(store)), base_url="http://127.0.0.1")
+    client = new_service(store)
     assert client.post("/sql", json={"query": "select count(*) as n from events"}).json()["rows"] == [{"n": 12}]
     assert list((absolute / "_staging").iterdir()) == []
 

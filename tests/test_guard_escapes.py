@@ -18,21 +18,20 @@ import json
 import os
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 from fastapi.testclient import TestClient
 from hardening import HEAVY, count, fingerprint, one_line
-from helpers import tracewh
+from helpers import service_clients, tracewh
 
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.errors import QueryError, TracewhError
 from tracewh.queries.engine import QueryEngine
 from tracewh.queries.guard import _dialects, prepare_query
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
 
 SPARK_FAMILY = ["spark", "hive", "databricks", "bigquery", "clickhouse", "spark2", "snowflake", "redshift"]
 DIALECTS = _dialects()
@@ -58,8 +57,9 @@ def canary(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture(scope="module")
-def client(store) -> TestClient:
-    return TestClient(create_app(ServiceConfig(store, query_seconds=5)), base_url="http://127.0.0.1")
+def client(store) -> Iterator[TestClient]:
+    with service_clients() as make:
+        yield make(store, query_seconds=5)
 
 
 def settings(con: duckdb.DuckDBPyConnection) -> list[tuple]:
@@ -380,12 +380,11 @@ FUZZ_TEXTS = count(ci=300, heavy=10_000)
 
 
 @pytest.mark.heavy
-def test_fuzzed_queries_reach_duckdb_only_as_one_read_only_statement(store, canary, recorded):
+def test_fuzzed_queries_reach_duckdb_only_as_one_read_only_statement(store, canary, recorded, new_service):
     """FUZZ_TEXTS texts, each in one dialect (cycling through all of them) and both modes."""
     before, texts = fingerprint(store), Texts(20261123, canary, store)
     wh = tw.open(store)
-    service = TestClient(create_app(ServiceConfig(store, query_seconds=2)), base_url="http://127.0.0.1",
-                         raise_server_exceptions=False)
+    service = new_service(store, query_seconds=2, raise_server_exceptions=False)
     configured, outcomes = settings(wh.con), {}
     for i in range(FUZZ_TEXTS):
         text, dialect = texts.text(), DIALECTS[i % len(DIALECTS)]

@@ -12,13 +12,10 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from helpers import llm_call, tracewh, write_native
 
 import tracewh as tw
 from tracewh.errors import QueryError
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
 
 PACKAGE = Path(tw.__file__).parent  # the installed package: the repo itself (-e), or site-packages/tracewh
 REPO = Path(__file__).resolve().parents[1]  # the source tree, whichever way tracewh is installed
@@ -62,12 +59,12 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("query", ["delete from events", "select * from llm_call", "select count(*) frm events",
                                    "copy events to 'out.csv'", "select 1; select 2", "select nope from runs"])
-def test_every_door_gives_the_same_error(store, query):
+def test_every_door_gives_the_same_error(store, query, new_service):
     cli = tracewh("sql", query, "-w", store)
     assert cli.code == 2
     with pytest.raises(QueryError) as python:
         tw.open(store).query(query)
-    http = TestClient(create_app(ServiceConfig(store)), base_url="http://127.0.0.1").post("/sql", json={"query": query})
+    http = new_service(store).post("/sql", json={"query": query})
     assert http.status_code == 400
     message = str(python.value)
     assert " ".join(cli.err.split()) == " ".join(f"error: {message}".split())

@@ -17,15 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from helpers import serving
 from test_sql_guard import REFUSED, SERVICE_REFUSED
 
 import tracewh as tw
 from tracewh.analytics.text import json_value
 from tracewh.demo.build import build_demo
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
 
 TOKEN = "mcp-test-token"
 LIMITS = ["--row-cap", "20", "--max-response-mb", "1", "--query-seconds", "1"]
@@ -291,10 +288,10 @@ def test_over_http_the_label_tool_needs_the_ingest_token(http, server, store):
     assert rows == [{"rater": "bob", "label": "rude"}]
 
 
-def test_reads_over_http_need_the_token_when_one_is_configured(store):
+def test_reads_over_http_need_the_token_when_one_is_configured(store, new_service):
     """Without --public-read, /mcp answers 401 before it reads a byte of the body, as POST /sql does
     (the fixture's server, with --public-read, shows the token let through)."""
-    client = TestClient(create_app(ServiceConfig(store, token=TOKEN)), base_url="http://127.0.0.1")
+    client = new_service(store, token=TOKEN)
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     for answer in (client.post("/mcp", json=hello), client.post("/sql", json={"query": "select 1"})):
         assert answer.status_code == 401 and "bearer token is required" in answer.json()["detail"]

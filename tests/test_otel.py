@@ -166,12 +166,7 @@ def test_otlp_json_bodies_get_json_answers_and_dual_conventions_agree(server):
         ("delegation", 1, None), ("llm_call", 2, 57 + 95), ("span", 1, None), ("tool_call", 1, None)]
 
 
-def test_no_token_wrong_token_or_no_configured_token_stores_nothing(server, tmp_path):
-    from fastapi.testclient import TestClient
-
-    from tracewh.service.app import create_app
-    from tracewh.service.config import ServiceConfig
-
+def test_no_token_wrong_token_or_no_configured_token_stores_nothing(server, tmp_path, new_service):
     _, spans = genai_run("otel-unauthorised", seed=14)
     before = store_version(server.wh)
     assert not export(server.url, spans, token=None)
@@ -180,7 +175,7 @@ def test_no_token_wrong_token_or_no_configured_token_stores_nothing(server, tmp_
     assert refused.status_code == 401 and "bearer token" in refused.json()["message"]
     assert store_version(server.wh) == before
     assert not rows(server.wh, "select 1 from events where run_id = $1", "otel-unauthorised")
-    off = TestClient(create_app(ServiceConfig(tmp_path / "wh")), base_url="http://127.0.0.1")  # started without a token
+    off = new_service(tmp_path / "wh")  # started without a token
     answer = off.post("/v1/traces", content=ots.otlp_request(spans).SerializeToString(),
                       headers={**AUTH, "Content-Type": "application/x-protobuf"})
     assert answer.status_code == 403 and b"TRACEWH_SERVICE_TOKEN" in answer.content

@@ -18,15 +18,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from hardening import file_sizes, peak_while
 from helpers import tracewh
 from test_service_abuse import PEAK_MB, Server, serve
 
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
 
 pytestmark = pytest.mark.exclusive  # its answers are timed (tests/conftest.py)
 QUERY_SECONDS = 2.0
@@ -67,9 +64,9 @@ def test_a_hostile_scalar_query_is_stopped_within_its_limits_and_the_server_goes
     assert after.status_code == 200 and after.json()["rows"][0]["n"] > 0, after.text
 
 
-def test_limits_raise_the_same_errors_across_the_process_boundary(store):
+def test_limits_raise_the_same_errors_across_the_process_boundary(store, new_service):
     """A refusal inside a worker reaches the client as the error the same limit raises in-process."""
-    client = TestClient(create_app(ServiceConfig(store, query_seconds=1)), base_url="http://127.0.0.1")
+    client = new_service(store, query_seconds=1)
     unknown = client.post("/sql", json={"query": "select * from runz"})
     assert unknown.status_code == 400 and unknown.json()["error"] == "QueryError"
     assert "Did you mean runs" in unknown.json()["detail"]
@@ -89,7 +86,7 @@ def sort_of(rows: int) -> str:
     return f"select count(*) as n from (select i, repeat('x', 20) s from range({rows}) t(i) order by s, i desc)"
 
 
-def test_a_query_that_spills_stays_within_the_services_temp_cap(store, tmp_path, monkeypatch):
+def test_a_query_that_spills_stays_within_the_services_temp_cap(store, tmp_path, monkeypatch, new_service):
     """Spill goes to a folder of the service's own under the system's temporary directory, never
     the working directory, and stops at the cap with a clear error."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
@@ -97,8 +94,7 @@ def test_a_query_that_spills_stays_within_the_services_temp_cap(store, tmp_path,
     (tmp_path / "cwd").mkdir()
     monkeypatch.chdir(tmp_path / "cwd")
     cap = 200 << 20  # one worker and the server's own engine: 100 MB each
-    client = TestClient(create_app(ServiceConfig(store, query_seconds=60, query_memory="64MB", running_queries=1,
-                                                 query_temp_bytes=cap)), base_url="http://127.0.0.1")
+    client = new_service(store, query_seconds=60, query_memory="64MB", running_queries=1, query_temp_bytes=cap)
     small, spilled = spill_peak(tmp_path / "tmp", lambda: client.post("/sql", json={"query": sort_of(3_000_000)}))
     assert small.status_code == 200 and small.json()["rows"] == [{"n": 3_000_000}], small.text
     assert spilled > 0, "the query was meant to spill"
@@ -110,12 +106,12 @@ def test_a_query_that_spills_stays_within_the_services_temp_cap(store, tmp_path,
     assert client.post("/sql", json={"query": "select 1 as one"}).status_code == 200
 
 
-def test_a_killed_servers_spill_folder_is_removed_by_the_next_server(store, tmp_path, monkeypatch):
+def test_a_killed_servers_spill_folder_is_removed_by_the_next_server(store, tmp_path, monkeypatch, new_service):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     orphan = tmp_path / "tracewh-serve-spill-999999999-abc" / "worker-x"  # no such process
     orphan.mkdir(parents=True)
     (orphan / "duckdb_temp_block").write_bytes(b"x" * 4096)
-    client = TestClient(create_app(ServiceConfig(store)), base_url="http://127.0.0.1")
+    client = new_service(store)
     assert client.post("/sql", json={"query": "select 1 as one"}).status_code == 200
     assert [p.name.split("-")[3] for p in tmp_path.iterdir()] == [str(os.getpid())]
 

@@ -5,7 +5,9 @@ the query would read now."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,22 +15,23 @@ from fastapi.testclient import TestClient
 import tracewh as tw
 from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.queries.result_cache import ResultCache, repeatable
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
-
-
-def serve(tmp_path: Path, **config) -> tuple[TestClient, Path, list[Path]]:
-    """The service (`config`: ServiceConfig's) over a store holding the first demo run; the other
-    runs, for later commits."""
-    runs = write_demo_runs(tmp_path / "runs", tasks=2)
-    wh = tw.open(tmp_path / "wh")
-    wh.ingest(runs[:1])
-    return TestClient(create_app(ServiceConfig(wh.path, **config)), base_url="http://127.0.0.1"), wh.path, runs[1:]
 
 
 @pytest.fixture
-def served(tmp_path) -> tuple[TestClient, Path, list[Path]]:
-    return serve(tmp_path)
+def serve(tmp_path, new_service) -> Callable[..., tuple[TestClient, Path, list[Path]]]:
+    """`serve(**config)`: the service (`config`: ServiceConfig's) over a store holding the first demo
+    run, and the other runs, for later commits."""
+    def make(**config: Any) -> tuple[TestClient, Path, list[Path]]:
+        runs = write_demo_runs(tmp_path / "runs", tasks=2)
+        wh = tw.open(tmp_path / "wh")
+        wh.ingest(runs[:1])
+        return new_service(wh.path, **config), wh.path, runs[1:]
+    return make
+
+
+@pytest.fixture
+def served(serve) -> tuple[TestClient, Path, list[Path]]:
+    return serve()
 
 
 def sql(client: TestClient, query: str) -> list[dict]:
@@ -64,8 +67,8 @@ def test_an_error_is_not_kept(served):
     assert cache.hits == 0 and cache.runs == 2
 
 
-def test_a_service_without_a_cache_runs_every_query(tmp_path):
-    client, _, _ = serve(tmp_path, result_cache_bytes=0)
+def test_a_service_without_a_cache_runs_every_query(serve):
+    client, _, _ = serve(result_cache_bytes=0)
     for _ in range(2):
         sql(client, "select count(*) as n from runs")
     cache = client.app.state.query_workers.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import socket
 import threading
@@ -9,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pyarrow.parquet as pq
@@ -41,21 +41,9 @@ def client(services) -> TestClient:
 
 
 @pytest.fixture
-def services(wh) -> Iterator[Callable[..., TestClient]]:
-    """Services over `wh` (`config`: ServiceConfig's) for one test, each a client that follows no
-    redirect and sends `headers`. Their query workers stop after the test: a TestClient used
-    without `with` never runs the service's shutdown, and each idle worker (about 120 MB) would
-    live until pytest ends."""
-    made: list[TestClient] = []
-
-    def make(headers: dict[str, str] | None = None, **config: Any) -> TestClient:
-        made.append(TestClient(create_app(ServiceConfig(wh, **config)), base_url="http://127.0.0.1",
-                               headers=headers, follow_redirects=False))
-        return made[-1]
-
-    yield make
-    for client in made:
-        client.app.state.query_workers.close()  # what the service's shutdown does
+def services(wh, new_service) -> Callable[..., TestClient]:
+    """Services over `wh` (`new_service`'s, bound to the store): their query workers stop after the test."""
+    return functools.partial(new_service, wh)
 
 
 def test_health_views_and_openapi(client, wh):

@@ -296,14 +296,9 @@ def test_stored_markup_stays_text_on_both_pages(page, base, store):
         assert scripts == ["/ui/static/htmx.min.js", "/ui/static/tracewh.js"]
 
 
-def test_a_token_protects_the_page_unless_reads_are_public(store):
+def test_a_token_protects_the_page_unless_reads_are_public(store, new_service):
     """A real `tracewh serve` with a token; the same app in process with --public-read (a second
     server process would double the test's time for the one line it checks)."""
-    from fastapi.testclient import TestClient
-
-    from tracewh.service.app import create_app
-    from tracewh.service.config import ServiceConfig
-
     address = f"/ui/compare?{urlencode(DCB | {'n_boot': 100})}"
     with serving(store, token=TOKEN) as base:
         for path in (address, f"/ui/compare/pair?{urlencode(DCB | {'k.task_id': 'bfcl/2002'})}"):
@@ -311,7 +306,7 @@ def test_a_token_protects_the_page_unless_reads_are_public(store):
             assert refused.status_code == 303 and urlsplit(refused.headers["location"]).path == "/ui/login"
         signed = httpx.get(base + "/ui/compare?view=dcb_tasks", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         assert signed.status_code == 200 and 'id="c-column"' in signed.text
-    public = TestClient(create_app(ServiceConfig(store, token=TOKEN, public_read=True)), base_url="http://127.0.0.1")
+    public = new_service(store, token=TOKEN, public_read=True)
     assert public.get("/ui/compare?view=dcb_tasks", follow_redirects=False).status_code == 200
 
 
