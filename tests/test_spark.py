@@ -47,7 +47,7 @@ def duckdb_store(store):
 
 
 @pytest.fixture(scope="module")
-def spark(store):
+def spark(store, tmp_path_factory):
     from pyspark.sql import SparkSession
 
     # 2 GB of heap: at Spark's default of 1 GB, CI once saw the JVM die mid-query (Spark ends the
@@ -55,7 +55,10 @@ def spark(store):
     session = (SparkSession.builder.master("local[2]").appName("tracewh-tests")
                .config("spark.driver.memory", "2g").config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+               .config("spark.sql.session.timeZone", "UTC")
+               # Spark's own tables would go to ./spark-warehouse, the checkout the tests run in
+               .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
+               .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     script = tracewh("views", "--sql", "--dialect", "spark", "-w", store, check=True).out
     for statement in re.split(r";\n(?=\n|$)", script):
