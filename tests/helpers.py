@@ -12,13 +12,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from fastapi.testclient import TestClient
+from typing import TYPE_CHECKING, Any
 
 from tracewh.schema.native import dumps_event, header
-from tracewh.service.app import create_app
-from tracewh.service.config import ServiceConfig
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 # Real third-party fixture files, each with its licence beside it (see data/README.md).
 DATA = Path(__file__).parent / "data"
@@ -146,6 +145,12 @@ def service_clients() -> Iterator[Callable[..., TestClient]]:
     no redirect and sends `headers`) of a service over `store`, `config` being ServiceConfig's. Their
     query workers stop as the block ends: a TestClient used without `with` never runs the service's
     shutdown, and each idle worker (about 120 MB) would live until pytest ends."""
+    # Imported here: the service takes 1.2 s to import, which a test module without one need not pay
+    from fastapi.testclient import TestClient
+
+    from tracewh.service.app import create_app
+    from tracewh.service.config import ServiceConfig
+
     made: list[TestClient] = []
 
     def make(store: Path, headers: dict[str, str] | None = None, raise_server_exceptions: bool = True,
