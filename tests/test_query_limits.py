@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,6 +76,23 @@ def test_limits_raise_the_same_errors_across_the_process_boundary(store, new_ser
                                                              "detail": "query stopped after 1 s (its time limit)"}
     assert client.get("/runs/nope").status_code == 404  # NotFoundError, from rows the worker sent
     assert client.post("/sql", json={"query": "select 41 + 1 as n"}).json()["rows"] == [{"n": 42}]
+
+
+def test_a_started_pool_has_paid_the_servers_first_query_costs(monkeypatch):
+    """Opening the parsing database and listing DuckDB's volatile functions happen when the server
+    starts, not in its first query's time (they made a fresh server's first answer miss a 1 s limit)."""
+    from tracewh.queries import isolation, parse, result_cache
+
+    monkeypatch.setattr(parse, "_shared", None)  # as in a new process
+    monkeypatch.setattr(parse, "_local", threading.local())
+    result_cache._changing_words.cache_clear()
+    workers = isolation.QueryWorkers(1, 1 << 30)
+    try:
+        workers.start()
+        assert parse._shared is not None and parse._shared[0] == os.getpid()
+        assert result_cache._changing_words.cache_info().currsize == 1
+    finally:
+        workers.close()
 
 
 def spill_peak(folder: Path, work) -> tuple[object, int]:
