@@ -15,10 +15,10 @@ in-process, so every door words a limit alike.
 Workers are fresh interpreters (`python -c`, a socket pair between them and the server), never
 forks of the threaded server; not multiprocessing's spawn or forkserver either, which run the
 server's `__main__` again in the child (a script without an `if __name__ == "__main__"` guard
-ran twice). One starts in ~0.8 s (its imports, the views parsed), never counted in a query's time: the server starts one
-when it starts, the others when queries first run at once, and a killed worker's replacement
-at once. Each keeps open engines for the last store versions it served (a
-catalog attach costs 20-60 ms). Rows come back as Arrow IPC, errors as (class name, message),
+ran twice). One starts in ~0.7 s (its imports, the views parsed), never counted in a query's
+time: the server starts one when it starts, the others when queries first run at once, and a
+killed worker's replacement at once. Each keeps open engines for the last store versions it
+served (a catalog attach costs 20-60 ms). Rows come back as Arrow IPC, errors as (class name, message),
 raised again here as the same TracewhError subclass. A worker ends when its socket closes (the
 server stopped) or, mid-query, when it finds the server gone.
 
