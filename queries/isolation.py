@@ -225,8 +225,8 @@ class QueryWorkers:
 def _warm_up() -> None:
     """The server process's one-time costs of a first query, paid at its start as a worker's are
     before it says it is ready: opening its parsing database, and listing DuckDB's volatile
-    functions for the result cache (0.2-0.3 s together; with the views' parsing in the worker, a
-    fresh server's first answer took 0.7-1.3 s, past a 1 s time limit)."""
+    functions for the result cache (0.2-0.3 s together). With the worker's view parsing (`main`),
+    they were inside the first query's time limit: a fresh server's first answer took 0.8-1.3 s."""
     from .parse import statement_kinds
 
     statement_kinds("select 1")
@@ -334,9 +334,7 @@ def main() -> None:
 
     from .registry import load_views
 
-    # Parsing the view files (0.46 s) is also no query's time: done on the first query, it made a
-    # fresh server's first answer take 0.9-1.3 s, past a 1 s time limit.
-    load_views()
+    load_views()  # parsing the view files (0.46 s) is no query's time either (`_warm_up` says why)
     conn = Connection(int(fd))
     conn.send("ready")
     serve(conn, Spill(Path(folder), int(share) if share else None))

@@ -93,6 +93,8 @@ def test_a_started_pool_has_paid_the_servers_first_query_costs(monkeypatch):
         assert result_cache._changing_words.cache_info().currsize == 1
     finally:
         workers.close()
+        if parse._shared is not None:
+            parse._shared[1].close()  # the test's own parsing database (monkeypatch restores the process's)
 
 
 def spill_peak(folder: Path, work) -> tuple[object, int]:
