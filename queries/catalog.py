@@ -35,14 +35,14 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import duckdb
 
 from ..version import __version__
 from ..warehouse.sqltext import literal, literal_list
-from .registry import QUERIES_DIR, ViewDef, load_views, reads_all
+from .registry import QUERIES_DIR, ViewDef, kinds_read, load_views, reads_all
 
 log = logging.getLogger("tracewh.catalog")
 FOLDER = "_catalog"
@@ -255,17 +255,19 @@ def _build_full(building: Path, files: list[str]) -> None:
 
 def _record_views(con: duckdb.DuckDBPyConnection, views: tuple[ViewDef, ...]) -> None:
     con.execute(f"CREATE TABLE {VIEWS} (position INTEGER, name VARCHAR, sql VARCHAR, depends VARCHAR[], "
-                "materialize BOOLEAN, local_by VARCHAR, within VARCHAR)")
-    con.executemany(f"INSERT INTO {VIEWS} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(i, v.name, v.sql, sorted(v.depends), v.materialize, v.local_by, v.within)
-                     for i, v in enumerate(views)])
+                "materialize BOOLEAN, local_by VARCHAR, within VARCHAR, kinds VARCHAR[])")
+    con.executemany(f"INSERT INTO {VIEWS} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(i, v.name, v.sql, sorted(v.depends), v.materialize, v.local_by, v.within,
+                      None if v.kinds is None else sorted(v.kinds)) for i, v in enumerate(views)])
 
 
 def _recorded_views(con: duckdb.DuckDBPyConnection) -> tuple[ViewDef, ...]:
-    rows = con.execute(f"SELECT name, sql, depends, materialize, local_by, within FROM {VIEWS} "
+    """The views as recorded (a catalog recorded without their kinds fails here: built again in full)."""
+    rows = con.execute(f"SELECT name, sql, depends, materialize, local_by, within, kinds FROM {VIEWS} "
                        "ORDER BY position").fetchall()
-    return tuple(ViewDef(name, "", sql, Path(f"{name}.sql"), frozenset(depends), materialize, local_by, within)
-                 for name, sql, depends, materialize, local_by, within in rows)
+    return tuple(ViewDef(name, "", sql, Path(f"{name}.sql"), frozenset(depends), materialize, local_by, within,
+                         None if kinds is None else frozenset(kinds))
+                 for name, sql, depends, materialize, local_by, within, kinds in rows)
 
 
 def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
@@ -343,7 +345,9 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:
-        if view.materialize and view.local_by == "trace_id":
+        if view.materialize and scope.kept_as_was(view):
+            changed[view.name] = False
+        elif view.materialize and view.local_by == "trace_id":
             changed[view.name] = scope.touched and _refresh_pairs(con, view, scope)
         elif view.materialize and view.local_by:
             changed[view.name] = scope.may_have_rows(view, changed) and _refresh_rows(con, view, scope)
@@ -443,6 +447,7 @@ class Scope:
         # the run-local blocks: in tracewh_after each is read from its refreshed table
         self.blocks = {v.name for v in views if v.materialize and v.local_by}
         self.has_rows: dict[str, bool] = {}  # Scope.changed's answers
+        self.kept: set[str] = set()  # building blocks whose rows the commit leaves as they were (kept_as_was)
         home = con.execute("SELECT current_database()").fetchone()[0]
         self.home = '"' + home.replace('"', '""') + '"'
         self.created: dict[str, set[str]] = {"tracewh_before": {"events"}, "tracewh_after": {"events"}}
@@ -597,9 +602,11 @@ class Scope:
             if needed.name in self.created[db]:
                 continue
             local_block = needed.name in self.blocks
-            if db == "tracewh_after" and local_block and needed.name != target:
+            if (db == "tracewh_after" and local_block and needed.name != target) or \
+                    (db == "tracewh_before" and local_block and needed.name in self.kept):
                 # refreshed (or skipped, having no rows here) before `target`, blocks going in
-                # dependency order: its table's rows of the touched runs are its rows here
+                # dependency order: its table's rows of the touched runs are its rows here (and,
+                # for a block the commit kept as it was, its rows before too)
                 self.con.execute(f"CREATE VIEW {needed.name} AS SELECT * FROM {self.home}.{_table(needed.name)} "
                                  f"WHERE {self.among_touched('run_id')}")
             elif local_block:  # computed once, as a table
@@ -632,9 +639,30 @@ class Scope:
         if not self.touched or view.within is None:
             return self.touched
         within = self.by_name[view.within]
+        if within.materialize and within.local_by == "run_id" and within.name in self.kept:
+            return self.con.execute(f"SELECT EXISTS (FROM {_table(within.name)} "
+                                    f"WHERE {self.among_touched('run_id')})").fetchone()[0]
         if within.materialize and within.local_by == "run_id":
             return refreshed[within.name]
         return self.changed(within)
+
+    def kept_as_was(self, view: ViewDef) -> bool:
+        """Whether the commit leaves `view`'s rows as they were because it holds no event of the kinds
+        they derive from (registry.kinds_read) and no correction (which may hide an event of any kind).
+        A materialized one so kept is in `kept`: its table's rows are its rows now."""
+        if self.new_fixes:
+            return False
+        kinds = kinds_read(self.by_name, view.name)
+        if kinds is None or kinds & self.new_kinds:
+            return False
+        if view.materialize:
+            self.kept.add(view.name)
+        return True
+
+    @cached_property
+    def new_kinds(self) -> frozenset[str]:
+        """The kinds of the commit's events (a partition column: read from the files' paths)."""
+        return frozenset(kind for (kind,) in self.con.execute("SELECT DISTINCT kind FROM tracewh_after.new_raw").fetchall())
 
 
 def _refresh_pairs(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
@@ -672,8 +700,12 @@ def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, 
             if name not in by_name:  # not a view of ours (a table function?): assume it changed
                 return True
             plain = by_name[name]
-            changed[name] = scope.may_have_rows(plain, changed) and scope.changed(plain) if plain.local_by else \
-                any(reads(d) for d in plain.depends)
+            if scope.kept_as_was(plain):
+                changed[name] = False
+            elif plain.local_by:
+                changed[name] = scope.may_have_rows(plain, changed) and scope.changed(plain)
+            else:
+                changed[name] = any(reads(d) for d in plain.depends)
         return changed[name]
 
     return any(reads(d) for d in view.depends)

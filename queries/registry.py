@@ -27,6 +27,10 @@ dcb_runs`: a DecisionBench block has rows only for the runs dcb_runs lists); a n
 catalog then skips the block for a commit whose runs that view has no row for, before or after
 (an OpenTelemetry commit is no DecisionBench run). docs/catalog.md; the declarations are checked
 by tests/test_catalog_incremental.py, not trusted.
+
+Nothing is declared for the event kinds a view reads: they are read from its SQL (`kinds_read`), so
+that a newer version's catalog leaves a view whose kinds a commit holds no event of as it was (a
+judgment's commit recomputes no DecisionBench block, a span's commit no judgment block).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 from ..errors import TracewhError
-from .parse import parse
+from .parse import Tree, parse
 
 QUERIES_DIR = Path(__file__).parent
 CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\s+(.*)$", re.I | re.S)
@@ -51,6 +55,9 @@ MARKER = "-- tracewh:"
 # the run-local ones optionally followed by "within <view>"; then prose.
 MARKER_LINE = re.compile(r"^-- tracewh: (?:(materialize)(?: by (\w+))?|by (\w+))(?: within (\w+))?(?:\s|$)")
 LOCAL_KEYS = frozenset({"run_id", "trace_id"})  # a trace-local view is run-local too
+# The events themselves, for the kinds a view reads: `events` is events_raw less the events that
+# corrections hide (core/events.sql), so it is read like events_raw, corrections aside.
+EVENT_RELATIONS = frozenset({"events", "events_raw"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,9 @@ class ViewDef:
     materialize: bool = False
     local_by: str | None = None  # "run_id" or "trace_id": declared run- or trace-local (the module's docstring)
     within: str | None = None  # a run-local view whose runs this one's rows are all of (the module's docstring)
+    # the event kinds it reads from `events`/`events_raw` itself, not through other views (query_kinds);
+    # None: any kind
+    kinds: frozenset[str] | None = None
 
     @property
     def query(self) -> str:
@@ -97,7 +107,71 @@ def parse_view(path: Path) -> ViewDef:
         raise TracewhError(f"{path.name}: {e}") from None
     reads = tree.tables() - tree.cte_names() - {name}
     materialize, local_by, within = _marker(sql, path)
-    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize, local_by, within)
+    return ViewDef(name, _description(sql, path), sql, path, frozenset(reads), materialize, local_by, within,
+                   query_kinds(tree))
+
+
+def query_kinds(tree: Tree) -> frozenset[str] | None:
+    """The event kinds a query reads from `events`/`events_raw` directly. Each such read must be
+    the whole FROM of its SELECT, whose WHERE requires `kind = '...'` or `kind IN (...)`, or
+    `supersedes IS NOT NULL` (corrections only, which count as no kind: see kinds_read). None (any
+    kind) when a read is not filtered so, or when the query calls a table function."""
+    if tree.table_functions():
+        return None
+    where_of = {id(node["from_table"]): node.get("where_clause") for node in tree.nodes()
+                if node.get("type") == "SELECT_NODE" and isinstance(node.get("from_table"), dict)}
+    kinds: set[str] = set()
+    for ref, ctes in tree.references():
+        name = str(ref.get("table_name", "")).lower()
+        if name not in EVENT_RELATIONS or name in ctes:
+            continue
+        found = None if ref.get("schema_name") or ref.get("catalog_name") else \
+            _kinds_required(where_of.get(id(ref)), {name, str(ref.get("alias") or "").lower()})
+        if found is None:
+            return None
+        kinds |= found
+    return frozenset(kinds)
+
+
+def _kinds_required(where: dict | None, names: set[str]) -> set[str] | None:
+    """The kinds a WHERE clause's top-level conjuncts leave (an empty set for corrections only);
+    None when none of them says. `names`: what a column of the read relation may be qualified by."""
+    conjuncts, left = [], [where] if where else []
+    while left:
+        node = left.pop()
+        if node.get("type") == "CONJUNCTION_AND":
+            left += node["children"]
+        else:
+            conjuncts.append(node)
+    allowed: set[str] | None = None
+    for node in conjuncts:
+        found = _kinds_of(node, names)
+        if found is not None:
+            allowed = found if allowed is None else allowed & found
+    return allowed
+
+
+def _kinds_of(node: dict, names: set[str]) -> set[str] | None:
+    """`kind = 'x'`, `'x' = kind`, `kind IN ('x', ...)`: those kinds; `supersedes IS NOT NULL`: none."""
+    def column(expr: dict, wanted: str) -> bool:
+        parts = [str(p).lower() for p in expr.get("column_names", [])] if expr.get("class") == "COLUMN_REF" else []
+        return bool(parts) and parts[-1] == wanted and (len(parts) == 1 or (len(parts) == 2 and parts[0] in names))
+
+    def text(expr: dict) -> str | None:
+        literal = expr.get("literal") if expr.get("class") == "CONSTANT" else None
+        return literal.get("text") if isinstance(literal, dict) and literal.get("kind") == "STRING" else None
+
+    kind = node.get("type")
+    if kind == "COMPARE_EQUAL":
+        for one, other in ((node["left"], node["right"]), (node["right"], node["left"])):
+            if column(one, "kind") and text(other) is not None:
+                return {text(other)}
+    elif kind == "COMPARE_IN" and column(node["children"][0], "kind"):
+        values = [text(child) for child in node["children"][1:]]
+        return set(values) if None not in values else None
+    elif kind == "OPERATOR_IS_NOT_NULL" and column(node["children"][0], "supersedes"):
+        return set()
+    return None
 
 
 def _marker(sql: str, path: Path) -> tuple[bool, str | None, str | None]:
@@ -164,6 +238,21 @@ def reads_all(views: dict[str, ViewDef], name: str, stop: Collection[str] = ()) 
             if next_name == name or next_name not in stop:
                 stack += views[next_name].depends
     return found
+
+
+def kinds_read(views: dict[str, ViewDef], name: str) -> frozenset[str] | None:
+    """The event kinds view `name`'s rows derive from, through every view it reads; None: any kind
+    (or not known). Corrections are read by every view of `events` and count as no kind: a commit
+    that holds one may change any view."""
+    if name in EVENT_RELATIONS or name not in views:
+        return None
+    kinds: set[str] = set()
+    for read in reads_all(views, name, stop=EVENT_RELATIONS) - EVENT_RELATIONS:
+        view = views[read]
+        if view.kinds is None or any(d not in views and d not in EVENT_RELATIONS for d in view.depends):
+            return None
+        kinds |= view.kinds
+    return frozenset(kinds)
 
 
 def _check_within(view: ViewDef, views: dict[str, ViewDef]) -> None:

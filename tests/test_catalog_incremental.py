@@ -37,7 +37,8 @@ from tracewh.demo.agent_runs import write_demo_runs
 from tracewh.demo.decisionbench_runs import write_decisionbench_demo
 from tracewh.demo.delegate52_runs import write_delegate52_demo
 from tracewh.demo.entcollabbench_runs import write_entcollabbench_demo
-from tracewh.queries import catalog
+from tracewh.queries import catalog, registry
+from tracewh.queries.parse import parse
 from tracewh.queries.registry import load_views, view_names
 from tracewh.warehouse.store import Store
 
@@ -368,6 +369,37 @@ def test_every_materialized_view_declares_how_it_is_refreshed():
     assert declared["dcb_quality"] is None  # a per-model aggregate over runs: recomputed from dcb_tasks
 
 
+@pytest.mark.parametrize("query, kinds", [
+    ("select * from events where kind = 'score'", {"score"}),
+    ("select * from events e where 'score' = e.kind and score > 0", {"score"}),
+    ("select * from events_raw where kind in ('judgment', 'score') and kind = 'score'", {"score"}),
+    ("select supersedes from events_raw where supersedes is not null", set()),  # corrections only
+    ("select * from (select * from events where kind = 'registry') join scores using (run_id)", {"registry"}),
+    ("with events as (select 1 as kind) select * from events", set()),  # a CTE, not the events
+    ("select * from events", None),
+    ("select * from events where kind = 'score' or score > 0", None),
+    ("select * from events e join runs r on e.kind = 'score'", None),  # a filter in a join: not read
+    ("select * from events a join events b using (event_id) where a.kind = 'score'", None),
+    ("select * from events where other.kind = 'score'", None),
+    ("select * from events where kind = 'score' and run_id in (select run_id from events)", None),
+    ("select * from read_parquet('x.parquet') where kind = 'score'", None),
+])
+def test_the_kinds_a_query_reads_are_read_from_its_sql(query, kinds):
+    """A view's event kinds come from its SQL, not a declaration: a read of `events`/`events_raw`
+    counts only where it is the whole FROM of a SELECT whose WHERE requires its kind; anything
+    else reads any kind (None), and a newer version's catalog then recomputes the view."""
+    assert registry.query_kinds(parse(query)) == (None if kinds is None else frozenset(kinds))
+
+
+def test_a_view_s_kinds_are_those_of_every_view_it_reads():
+    views = {v.name: v for v in load_views()}
+    assert registry.kinds_read(views, "d52_rs_at_k") == {"score"}
+    assert registry.kinds_read(views, "dcb_runs") == {"run_attrs"}
+    assert registry.kinds_read(views, "review_queue") == {"judgment", "registry"}
+    assert registry.kinds_read(views, "llm_calls") is None  # its agents: the span tree of every kind
+    assert registry.kinds_read(views, "events") is None
+
+
 def test_a_marker_naming_an_unknown_key_is_refused(tmp_path):
     from tracewh.errors import TracewhError
     from tracewh.queries import registry
@@ -397,7 +429,8 @@ def test_a_within_declaration_must_name_a_run_local_view_it_reads(views_copy, ma
 def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sources, monkeypatch):
     """After a DecisionBench run, an OpenTelemetry commit refreshes no block declared `within
     dcb_runs` or `within ecb_runs` (its runs are none of theirs), and the catalog is still a full build's.
-    Those two are blocks themselves: their own refresh says they have no rows, and nothing else asks."""
+    Those two are blocks of `run_attrs` events, which spans are not: kept as they were, asked nothing.
+    Nor is any other block of kinds spans are not (judgments, scores, registries) refreshed."""
     refreshed: list[str] = []
     asked: list[str] = []
     real, real_changed = catalog._refresh_rows, catalog.Scope.changed
@@ -417,8 +450,9 @@ def test_a_commit_of_other_runs_skips_the_blocks_within_dcb_runs(tmp_path, sourc
     tw.open(wh).query("select count(*) from dcb_tasks")
     within = {v.name for v in load_views() if v.within}
     assert {"dcb_tasks", "dcb_step_skills", "ecb_tasks"} <= within
-    assert refreshed and not within & set(refreshed)  # runs, judgments, ... were; none of these
-    assert {"dcb_runs", "ecb_runs"} <= set(refreshed) and not {"dcb_runs", "ecb_runs"} & set(asked), asked
+    assert refreshed and not within & set(refreshed)  # runs, ... were; none of these
+    kept = {"dcb_runs", "ecb_runs", "run_attributes", "judgments", "d52_scores", "dcb_pool", "review_queue_items"}
+    assert not kept & set(refreshed) and not kept & set(asked), (refreshed, asked)
     assert differences(catalog.catalog_path(wh, Store(wh).version()), scratch_build(wh, tmp_path)) == {}
 
 
