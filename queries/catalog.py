@@ -662,7 +662,8 @@ class Scope:
     @cached_property
     def new_kinds(self) -> frozenset[str]:
         """The kinds of the commit's events (a partition column: read from the files' paths)."""
-        return frozenset(kind for (kind,) in self.con.execute("SELECT DISTINCT kind FROM tracewh_after.new_raw").fetchall())
+        rows = self.con.execute("SELECT DISTINCT kind FROM tracewh_after.new_raw").fetchall()
+        return frozenset(kind for (kind,) in rows)
 
 
 def _refresh_pairs(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -> bool:
