@@ -345,7 +345,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
     scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:
-        if view.materialize and scope.kept_as_was(view):
+        if view.name in scope.kept:  # its table's rows are its rows now
             changed[view.name] = False
         elif view.materialize and view.local_by == "trace_id":
             changed[view.name] = scope.touched and _refresh_pairs(con, view, scope)
@@ -447,7 +447,6 @@ class Scope:
         # the run-local blocks: in tracewh_after each is read from its refreshed table
         self.blocks = {v.name for v in views if v.materialize and v.local_by}
         self.has_rows: dict[str, bool] = {}  # Scope.changed's answers
-        self.kept: set[str] = set()  # building blocks whose rows the commit leaves as they were (kept_as_was)
         home = con.execute("SELECT current_database()").fetchone()[0]
         self.home = '"' + home.replace('"', '""') + '"'
         self.created: dict[str, set[str]] = {"tracewh_before": {"events"}, "tracewh_after": {"events"}}
@@ -646,18 +645,19 @@ class Scope:
             return refreshed[within.name]
         return self.changed(within)
 
-    def kept_as_was(self, view: ViewDef) -> bool:
-        """Whether the commit leaves `view`'s rows as they were because it holds no event of the kinds
-        they derive from (registry.kinds_read) and no correction (which may hide an event of any kind).
-        A materialized one so kept is in `kept`: its table's rows are its rows now."""
+    def unchanged_by_kinds(self, view: ViewDef) -> bool:
+        """Whether the commit leaves `view`'s rows as they were: it holds no correction (which may hide
+        an event of any kind) and no event of the kinds its rows derive from (registry.kinds_read)."""
         if self.new_fixes:
             return False
         kinds = kinds_read(self.by_name, view.name)
-        if kinds is None or kinds & self.new_kinds:
-            return False
-        if view.materialize:
-            self.kept.add(view.name)
-        return True
+        return kinds is not None and not kinds & self.new_kinds
+
+    @cached_property
+    def kept(self) -> frozenset[str]:
+        """The building blocks the commit leaves as they were: their tables' rows are their rows
+        before and now, so they are not refreshed."""
+        return frozenset(v.name for v in self.views if v.materialize and self.unchanged_by_kinds(v))
 
     @cached_property
     def new_kinds(self) -> frozenset[str]:
@@ -701,7 +701,7 @@ def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, 
             if name not in by_name:  # not a view of ours (a table function?): assume it changed
                 return True
             plain = by_name[name]
-            if scope.kept_as_was(plain):
+            if scope.unchanged_by_kinds(plain):
                 changed[name] = False
             elif plain.local_by:
                 changed[name] = scope.may_have_rows(plain, changed) and scope.changed(plain)
