@@ -601,8 +601,8 @@ class Scope:
             if needed.name in self.created[db]:
                 continue
             local_block = needed.name in self.blocks
-            if (db == "tracewh_after" and local_block and needed.name != target) or \
-                    (db == "tracewh_before" and local_block and needed.name in self.kept):
+            if local_block and ((db == "tracewh_after" and needed.name != target) or
+                                (db == "tracewh_before" and needed.name in self.kept)):
                 # refreshed (or skipped, having no rows here) before `target`, blocks going in
                 # dependency order: its table's rows of the touched runs are its rows here (and,
                 # for a block the commit kept as it was, its rows before too)

@@ -125,8 +125,9 @@ def query_kinds(tree: Tree) -> frozenset[str] | None:
         name = str(ref.get("table_name", "")).lower()
         if name not in EVENT_RELATIONS or name in ctes:
             continue
+        names = {name, str(ref["alias"]).lower()} if ref.get("alias") else {name}
         found = None if ref.get("schema_name") or ref.get("catalog_name") else \
-            _kinds_required(where_of.get(id(ref)), {name, str(ref.get("alias") or "").lower()})
+            _kinds_required(where_of.get(id(ref)), names)
         if found is None:
             return None
         kinds |= found
@@ -136,17 +137,13 @@ def query_kinds(tree: Tree) -> frozenset[str] | None:
 def _kinds_required(where: dict | None, names: set[str]) -> set[str] | None:
     """The kinds a WHERE clause's top-level conjuncts leave (an empty set for corrections only);
     None when none of them says. `names`: what a column of the read relation may be qualified by."""
-    conjuncts, left = [], [where] if where else []
+    allowed: set[str] | None = None
+    left = [where] if where else []
     while left:
         node = left.pop()
         if node.get("type") == "CONJUNCTION_AND":
             left += node["children"]
-        else:
-            conjuncts.append(node)
-    allowed: set[str] | None = None
-    for node in conjuncts:
-        found = _kinds_of(node, names)
-        if found is not None:
+        elif (found := _kinds_of(node, names)) is not None:
             allowed = found if allowed is None else allowed & found
     return allowed
 
