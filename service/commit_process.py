@@ -36,6 +36,7 @@ from typing import Any
 
 from ..errors import TracewhError
 from ..queries.isolation import as_child, said_ready, start_child
+from ..warehouse import batchdb
 
 # `python -c` puts the working directory first on sys.path: taken off, so that nothing in the
 # server's working directory (a user's project folder) shadows a module the process imports.
@@ -127,9 +128,11 @@ def main() -> None:
     logging.getLogger("tracewh").setLevel(int(level))
     as_committer()
     warehouse, prices = _loaded(Path(root))
-    conn = Connection(int(fd))
-    conn.send("ready")
-    serve(conn, warehouse, prices)
+    with warehouse.store.staging() as spill:  # the kept batch instance's, for the process's life
+        batchdb.keep_one_instance(spill)
+        conn = Connection(int(fd))
+        conn.send("ready")
+        serve(conn, warehouse, prices)
 
 
 def as_committer() -> None:

@@ -103,6 +103,27 @@ def test_a_killed_process_is_replaced_by_the_next_call(tmp_path):
         store.close()
 
 
+def test_the_process_s_batches_share_one_duckdb_instance_whose_folder_a_later_ingest_removes(tmp_path):
+    """Its spill folder is held for the process's life, not made per batch; killed -9, the process
+    leaves it, and the next ingest finds it abandoned (as it finds a killed ingest's)."""
+    wh = tmp_path / "wh"
+    store = CommitProcess(wh)
+    try:
+        for first in (1, 3, 5):
+            assert store.ingest_otlp(requests("kept", first, 2)).added == 2
+        with pytest.raises(BadInputError):  # a refused batch leaves the instance to the next
+            store.ingest_otlp([b"not a request"])
+        assert store.ingest_otlp(requests("kept", 7, 2)).added == 2
+        (held,) = [p for p in (wh / "_staging").iterdir() if p.is_dir()]
+        os.kill(store.pid, signal.SIGKILL)
+        os.waitpid(store.pid, 0)
+    finally:
+        store.close()
+    tw.open(wh).ingest_otlp(requests("later", 1, 1))
+    assert not held.exists()
+    assert tw.open(wh).sql("select count(*) from events where run_id = 'kept'").fetchall()[0][0] == 8
+
+
 SERVER = """
 import sys, time
 from pathlib import Path
