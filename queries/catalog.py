@@ -566,6 +566,8 @@ class Scope:
         their corrections hide) and their events now: the new files', and the older files' that hold
         a pair the older version had (a new pair has no older event: most commits of a long run
         read none of its older files)."""
+        from .engine import by_name
+
         if "tracewh_traces" in self.created:
             return
         self.con.execute("ATTACH ':memory:' AS tracewh_traces")
@@ -587,8 +589,7 @@ class Scope:
         # columns of each (DuckDB reads every column of a filtered scan), then read whole
         older = self._older_files(runs)
         holding = sorted(path for (path,) in self.con.execute(
-            f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, "
-            f"union_by_name = {str(not self.uniform).lower()}) "
+            f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, {by_name(self.uniform)}) "
             f"WHERE {near}").fetchall()) if older else []
         raw = ["SELECT * FROM tracewh_after.new_raw", self._old_events(holding, near) if holding else None,
                self._old_fixes(near)]

@@ -419,11 +419,16 @@ def events_raw_query(files: list[str], uniform: bool = False) -> str:
     if not files:
         return _no_events()
     read = (f"read_parquet({literal_list(files)}, hive_partitioning = true, hive_types_autocast = false, "
-            f"union_by_name = {str(not uniform).lower()})")
+            f"{by_name(uniform)})")
     if uniform:
         return f"SELECT {', '.join(COLUMN_NAMES)} FROM {read}"
     # by name after the schema's every column: one that no file holds is there too, as NULL
     return f"SELECT {', '.join(COLUMN_NAMES)} FROM ({_no_events()} UNION ALL BY NAME SELECT * FROM {read})"
+
+
+def by_name(uniform: bool) -> str:
+    """read_parquet's option for files that hold the stored columns exactly (`uniform`), or may not."""
+    return f"union_by_name = {'false' if uniform else 'true'}"
 
 
 def _no_events() -> str:
