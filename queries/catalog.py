@@ -241,8 +241,8 @@ def _build_full(building: Path, files: list[str]) -> None:
 
     con = duckdb.connect(str(building))
     try:
+        define_events_raw(con, files)
         corrections = _record_files(con, files)
-        define_events_raw(con, files, _uniform(con))
         _record_views(con, load_views())
         con.execute(f"CREATE TABLE {RUN_TRACES} AS SELECT DISTINCT run_id, trace_id FROM events_raw")
         for view in load_views():
@@ -272,38 +272,20 @@ def _recorded_views(con: duckdb.DuckDBPyConnection) -> tuple[ViewDef, ...]:
 
 
 def _record_files(con: duckdb.DuckDBPyConnection, files: list[str]) -> int:
-    """Add `files` to the catalog's file list, each with its count of correction events, its runs
-    (one pass over the files) and whether it holds the stored columns exactly (its footer); the
-    store's correction events in all."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {FILES} (path VARCHAR PRIMARY KEY, corrections BIGINT NOT NULL, "
-                "stored_schema BOOLEAN NOT NULL)")
+    """Add `files` to the catalog's file list, each with its count of correction events and its
+    runs (one pass over the files); the store's correction events in all."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {FILES} (path VARCHAR PRIMARY KEY, corrections BIGINT NOT NULL)")
     con.execute(f"CREATE TABLE IF NOT EXISTS {FILE_RUNS} (path VARCHAR NOT NULL, run_id VARCHAR)")
     if files:
         con.execute("CREATE OR REPLACE TEMP TABLE tracewh_file_counts AS SELECT filename AS path, run_id, "
                     f"count(supersedes) AS corrections FROM read_parquet({literal_list(files)}, filename = true, "
                     "union_by_name = true) GROUP BY ALL")
-        # every file, a file of no rows included (no group above, yet part of the version all the same)
-        con.execute(f"INSERT INTO {FILES} SELECT path, coalesce(sum(corrections), 0), any_value(stored_schema) "
-                    f"FROM ({_stored_schema_query(files)}) LEFT JOIN tracewh_file_counts USING (path) GROUP BY path")
+        con.execute(f"INSERT INTO {FILES} SELECT path, sum(corrections) FROM tracewh_file_counts GROUP BY path")
         con.execute(f"INSERT INTO {FILE_RUNS} SELECT path, run_id FROM tracewh_file_counts")
         con.execute("DROP TABLE tracewh_file_counts")
+        # a file of no rows has no group above, yet is part of the version all the same
+        con.execute(f"INSERT OR IGNORE INTO {FILES} SELECT unnest({literal_list(files)}), 0")
     return _corrections(con)
-
-
-def _stored_schema_query(files: list[str]) -> str:
-    """Each file's path, and whether its columns are the event schema's stored columns with their types."""
-    from ..schema import PARTITION_COLUMNS
-    from ..schema.events import COLUMNS, duckdb_type
-
-    stored = sorted(f"{c.name} {duckdb_type(c)}" for c in COLUMNS if c.name not in PARTITION_COLUMNS)
-    return (f"SELECT file_name AS path, list(name || ' ' || duckdb_type ORDER BY name) = {literal_list(stored)} "
-            f"AS stored_schema FROM parquet_schema({literal_list(files)}) WHERE coalesce(num_children, 0) = 0 "
-            "GROUP BY file_name")
-
-
-def _uniform(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether every file the catalog lists holds the stored columns exactly (engine.events_raw_query)."""
-    return con.execute(f"SELECT coalesce(bool_and(stored_schema), false) FROM {FILES}").fetchone()[0]
 
 
 def _corrections(con: duckdb.DuckDBPyConnection) -> int:
@@ -371,16 +353,14 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
         new = [f for f in new if f not in outputs]  # what commits after the compaction added, if any
     if not new and not gone:
         return True
-    corrected_before = _corrections(con)
-    corrected = _record_files(con, new)
-    uniform = _uniform(con)
-    define_events_raw(con, files, uniform)
+    define_events_raw(con, files)
     if not new:  # a compaction alone: every computed row stands
         con.execute("CHECKPOINT")
         return True
-    if corrected and not corrected_before:  # the first correction: `events` hides from now on
+    corrected_before = _corrections(con)
+    if _record_files(con, new) and not corrected_before:  # the first correction: `events` hides from now on
         con.execute(next(v.sql for v in views if v.name == "events"))
-    scope = Scope(con, new, views, uniform)
+    scope = Scope(con, new, views)
     changed: dict[str, bool] = {"events_raw": scope.touched, "events": scope.touched}
     for view in views:
         if view.name in scope.kept:  # its table's rows are its rows now
@@ -478,11 +458,10 @@ class Scope:
     never from every file of the store. Trace-local blocks have a third database,
     `tracewh_traces`, made when the first asks: the events of the touched (run, trace) pairs only."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, new: list[str], views: tuple[ViewDef, ...], uniform: bool):
+    def __init__(self, con: duckdb.DuckDBPyConnection, new: list[str], views: tuple[ViewDef, ...]):
         from .engine import events_raw_query
 
         self.con, self.views, self.by_name = con, views, {v.name: v for v in views}
-        self.uniform = uniform  # every file holds the stored columns exactly (engine.events_raw_query)
         # the run-local blocks: in tracewh_after each is read from its refreshed table
         self.blocks = {v.name for v in views if v.materialize and v.local_by}
         self.has_rows: dict[str, bool] = {}  # Scope.changed's answers
@@ -494,7 +473,7 @@ class Scope:
                         for needed in _needed(views, view.name)}
         con.execute("ATTACH ':memory:' AS tracewh_before")
         con.execute("ATTACH ':memory:' AS tracewh_after")
-        con.execute(f"CREATE VIEW tracewh_after.new_raw AS {events_raw_query(new, uniform)}")
+        con.execute(f"CREATE VIEW tracewh_after.new_raw AS {events_raw_query(new)}")
         self.added = set(new)
         fixed = {path for (path,) in con.execute(f"SELECT path FROM {FILES} WHERE corrections > 0").fetchall()}
         # the new files' corrections; the older ones'
@@ -528,17 +507,18 @@ class Scope:
         return sorted(path for (path,) in self.con.execute(
             f"SELECT DISTINCT path FROM {FILE_RUNS} WHERE {_among('run_id', runs)}").fetchall() if path not in self.added)
 
-    def _old_events(self, files: list[str], where: str) -> str:
+    @staticmethod
+    def _old_events(files: list[str], where: str) -> str:
         """The events of `files` that `where` keeps."""
         from .engine import events_raw_query
 
-        return f"SELECT * FROM ({events_raw_query(files, self.uniform)}) WHERE {where}"
+        return f"SELECT * FROM ({events_raw_query(files)}) WHERE {where}"
 
     def _old_fixes(self, scoped: str) -> str | None:
         """The older files' corrections outside the scope (`scoped`: its raw events' condition)."""
         from .engine import events_raw_query
 
-        return (f"SELECT * FROM ({events_raw_query(self.fixes, self.uniform)}) WHERE supersedes IS NOT NULL AND NOT ({scoped})"
+        return (f"SELECT * FROM ({events_raw_query(self.fixes)}) WHERE supersedes IS NOT NULL AND NOT ({scoped})"
                 if self.fixes else None)
 
     def _events_sql_now(self) -> str | None:
@@ -566,8 +546,6 @@ class Scope:
         their corrections hide) and their events now: the new files', and the older files' that hold
         a pair the older version had (a new pair has no older event: most commits of a long run
         read none of its older files)."""
-        from .engine import by_name
-
         if "tracewh_traces" in self.created:
             return
         self.con.execute("ATTACH ':memory:' AS tracewh_traces")
@@ -589,7 +567,7 @@ class Scope:
         # columns of each (DuckDB reads every column of a filtered scan), then read whole
         older = self._older_files(runs)
         holding = sorted(path for (path,) in self.con.execute(
-            f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, {by_name(self.uniform)}) "
+            f"SELECT DISTINCT filename FROM read_parquet({literal_list(older)}, filename = true, union_by_name = true) "
             f"WHERE {near}").fetchall()) if older else []
         raw = ["SELECT * FROM tracewh_after.new_raw", self._old_events(holding, near) if holding else None,
                self._old_fixes(near)]

@@ -404,36 +404,18 @@ class ViewCreator:
                 self.created.add(view.name)
 
 
-def define_events_raw(con: duckdb.DuckDBPyConnection, files: list[str], uniform: bool = False) -> None:
-    con.execute(f"CREATE OR REPLACE VIEW events_raw AS {events_raw_query(files, uniform)}")
+def define_events_raw(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    con.execute(f"CREATE OR REPLACE VIEW events_raw AS {events_raw_query(files)}")
 
 
-def events_raw_query(files: list[str], uniform: bool = False) -> str:
-    """The stored events of `files`, with every column of the event schema. `uniform`: every file
-    is known to hold every stored column with the same types (the catalog records each file's),
-    so binding the query reads one file's footer. Otherwise each file's columns are matched by
-    name, and binding reads every footer (25 ms of each query of a live store's 68 files); a
-    column a file lacks (one written before the column was added) is NULL in its rows."""
+def events_raw_query(files: list[str]) -> str:
+    """The stored events of `files`, with every column of the event schema."""
     # Only files the Delta log lists are read, so a batch being written (or left by a
     # crashed writer) is invisible. Partition values come back as text, never guessed.
-    if not files:
-        return _no_events()
-    read = (f"read_parquet({literal_list(files)}, hive_partitioning = true, hive_types_autocast = false, "
-            f"{by_name(uniform)})")
-    if uniform:
-        return f"SELECT {', '.join(COLUMN_NAMES)} FROM {read}"
-    # by name after the schema's every column: one that no file holds is there too, as NULL
-    return f"SELECT {', '.join(COLUMN_NAMES)} FROM ({_no_events()} UNION ALL BY NAME SELECT * FROM {read})"
-
-
-def by_name(uniform: bool) -> str:
-    """read_parquet's option for files that hold the stored columns exactly (`uniform`), or may not."""
-    return f"union_by_name = {'false' if uniform else 'true'}"
-
-
-def _no_events() -> str:
-    """The event schema's columns, with their types, and no rows."""
-    from ..schema.events import COLUMNS, duckdb_type
+    if files:
+        return (f"SELECT {', '.join(COLUMN_NAMES)} FROM read_parquet({literal_list(files)}, "
+                "hive_partitioning = true, hive_types_autocast = false, union_by_name = true)")
+    from ..schema.events import COLUMNS, duckdb_type  # no data yet: the same columns, no rows
 
     return "SELECT " + ", ".join(f"NULL::{duckdb_type(c)} AS {c.name}" for c in COLUMNS) + " WHERE false"
 

@@ -10,7 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from helpers import llm_call, write_native
 
@@ -62,37 +61,6 @@ def test_a_long_lived_warehouse_sees_what_another_process_committed(tmp_path):
     subprocess.run([sys.executable, "-m", "tracewh", "ingest", write_native(tmp_path / "b.jsonl", [llm_call("r2", 0)]),
                     "-w", wh], check=True, capture_output=True)
     assert held.query("select count(*) as n from llm_calls").tuples()[0][0] == 4
-
-
-def events_raw_sql(wh: Path) -> str:
-    """How the newest catalog reads the data files (the view any DuckDB client sees there)."""
-    import duckdb
-
-    with duckdb.connect(str(catalogs(wh)[-1]), read_only=True) as con:
-        return con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'events_raw'").fetchone()[0]
-
-
-def test_a_file_without_a_column_of_today_s_schema_reads_it_as_null(tmp_path):
-    """As a file an older tracewh wrote would. The files tracewh writes hold every stored column,
-    so the catalog reads them by the first file's footer; one that does not makes it match each
-    file's columns by name, in a full build and in the catalogs derived after it."""
-    wh = tmp_path / "wh"
-    ingest(wh, "a.jsonl", [llm_call("r1", i, subtask="edit", prompt_tokens=10) for i in range(3)])
-    assert count(wh) == 3 and "union_by_name = false" in events_raw_sql(wh)
-    wanted = "select run_id, seq, model, prompt_tokens, cost_usd, subtask from events order by run_id, seq"
-    before = tw.open(wh).query(wanted).tuples()
-    (older,) = (wh / "events").rglob("*.parquet")
-    table = pq.read_table(older)  # the store's own Parquet, as written, less two columns
-    pq.write_table(table.drop_columns(["cost_usd", "subtask"]).replace_schema_metadata(table.schema.metadata), older)
-    shutil.rmtree(wh / catalog.FOLDER)  # the catalog was built from the file as it was
-
-    assert tw.open(wh).query(wanted).tuples() == [row[:4] + (None, None) for row in before]
-    assert "union_by_name = true" in events_raw_sql(wh)
-    assert before[0][3:] == (10, None, "edit")
-    ingest(wh, "b.jsonl", [llm_call("r2", 0, subtask="check")])  # a catalog derived from that one
-    rows = tw.open(wh).query(wanted).tuples()
-    assert rows == [row[:4] + (None, None) for row in before] + [("r2", 0, None, None, None, "check")]
-    assert "union_by_name = true" in events_raw_sql(wh)
 
 
 def test_deleting_the_catalog_changes_no_answer(tmp_path):
