@@ -357,6 +357,17 @@ class Warehouse:
         self.close()  # the next query sees the new commit
         return report
 
+    @contextmanager
+    def batches_on_one_instance(self) -> Iterator[None]:
+        """Within the block, this process's ingests share one DuckDB instance for their batches'
+        checks and commits, spilling into a staging folder held until the block ends: for a
+        process that commits a small batch a second for its life (the service's commit process),
+        where starting and closing an instance per batch cost 7-9% of each commit."""
+        from .warehouse import batchdb
+
+        with self.store.staging() as spill, batchdb.one_instance(spill):
+            yield
+
     def optimize(self, *, when_over: int | None = None, target_bytes: int | None = None) -> dict[str, int | None] | None:
         """Compact small data files (as many small commits leave them) into few large ones, in one
         commit. Query results do not change, and nothing is vacuumed: every past version still reads.

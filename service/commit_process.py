@@ -36,7 +36,6 @@ from typing import Any
 
 from ..errors import TracewhError
 from ..queries.isolation import as_child, said_ready, start_child
-from ..warehouse import batchdb
 
 # `python -c` puts the working directory first on sys.path: taken off, so that nothing in the
 # server's working directory (a user's project folder) shadows a module the process imports.
@@ -128,8 +127,7 @@ def main() -> None:
     logging.getLogger("tracewh").setLevel(int(level))
     as_committer()
     warehouse, prices = _loaded(Path(root))
-    with warehouse.store.staging() as spill:  # the kept batch instance's, for the process's life
-        batchdb.keep_one_instance(spill)
+    with warehouse.batches_on_one_instance():  # for the process's life
         conn = Connection(int(fd))
         conn.send("ready")
         serve(conn, warehouse, prices)
