@@ -370,7 +370,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, files: list[str]) -> bool:
         elif view.materialize and view.local_by:
             changed[view.name] = scope.may_have_rows(view, changed) and _refresh_rows(con, view, scope)
         elif view.materialize:
-            changed[view.name] = _reads_change(view, views, changed, scope)
+            changed[view.name] = _reads_change(view, changed, scope)
             if changed[view.name]:  # the catalog's view reads the table: only the table is made again
                 con.execute(f"CREATE OR REPLACE TABLE {_table(view.name)} AS {view.query}")
     con.execute("CHECKPOINT")
@@ -656,12 +656,12 @@ class Scope:
         if not self.touched or view.within is None:
             return self.touched
         within = self.by_name[view.within]
-        if within.materialize and within.local_by == "run_id" and within.name in self.kept:
+        if not (within.materialize and within.local_by == "run_id"):
+            return self.changed(within)
+        if within.name in self.kept:  # not refreshed: its table says
             return self.con.execute(f"SELECT EXISTS (FROM {_table(within.name)} "
                                     f"WHERE {self.among_touched('run_id')})").fetchone()[0]
-        if within.materialize and within.local_by == "run_id":
-            return refreshed[within.name]
-        return self.changed(within)
+        return refreshed[within.name]
 
     def unchanged_by_kinds(self, view: ViewDef) -> bool:
         """Whether the commit leaves `view`'s rows as they were: it holds no correction (which may hide
@@ -708,17 +708,16 @@ def _refresh_rows(con: duckdb.DuckDBPyConnection, view: ViewDef, scope: Scope) -
     return bool(deleted or inserted)
 
 
-def _reads_change(view: ViewDef, views: tuple[ViewDef, ...], changed: dict[str, bool], scope: Scope) -> bool:
+def _reads_change(view: ViewDef, changed: dict[str, bool], scope: Scope) -> bool:
     """Whether a view's rows may differ from the older version's: something it reads changed. A
     plain view declared run-local says so itself (Scope.changed); any other plain view changed
     if what it reads did. Materialized views refreshed before it are in `changed`."""
-    by_name = {v.name: v for v in views}
 
     def reads(name: str) -> bool:
         if name not in changed:
-            if name not in by_name:  # not a view of ours (a table function?): assume it changed
+            if name not in scope.by_name:  # not a view of ours (a table function?): assume it changed
                 return True
-            plain = by_name[name]
+            plain = scope.by_name[name]
             if scope.unchanged_by_kinds(plain):
                 changed[name] = False
             elif plain.local_by:
